@@ -1,0 +1,148 @@
+# wrfgpu Makefile. Run ./configure first; it writes configure.wrfgpu.
+#
+#   make              lib/libwrfgpu.a, lib/libwrfgpu.so, include/, bin/wrfgpu_replay
+#   make check        build and run the tests (CPU always, GPU when one is visible)
+#   make bench        bin/wrfgpu_bench (device ceilings, then every kernel)
+#   make install PREFIX=/opt/wrfgpu
+#   make mech MECH_DIR=$WRF_DIR/chem/KPP/mechanisms/<name>   generate a KPP mechanism
+#
+# Layout: src/common and one folder per kernel under src/. In each kernel folder, *_cpu.cpp
+# and *_gpu.cu are compiled twice, in the strict and the fast numerical mode
+# (-DWRFGPU_MODE_NS=strict|fast, see docs/design.md); every other source once.
+
+ifeq ($(wildcard configure.wrfgpu),)
+$(error configure.wrfgpu not found: run ./configure first)
+endif
+include configure.wrfgpu
+
+BUILD   := build
+KDIRS   := $(sort $(dir $(wildcard src/*/)))
+INCS    := $(addprefix -I,$(KDIRS)) -Isrc $(NETCDF_CFLAGS)
+DEFS    := -DWRFGPU_HAVE_CUDA=$(CUDA)
+
+CXXSTD      := -std=c++17
+CXXFLAGS    ?= -O2 -g
+CXXBASE     := $(CXXSTD) -fPIC $(OPENMP_FLAGS) -Wall -Wno-unknown-pragmas $(DEFS) $(INCS)
+CXX_STRICT  := -O2 -ffp-contract=off -fno-fast-math
+CXX_FAST    := -O3 -ffast-math
+NVCCBASE    := $(CXXSTD) $(CUDA_GENCODE) -Xcompiler -fPIC,$(OPENMP_FLAGS) -lineinfo $(DEFS) $(INCS)
+NVCC_STRICT := -O3 --fmad=false -prec-div=true -prec-sqrt=true -ftz=false
+NVCC_FAST   := -O3 --use_fast_math
+FFLAGS      ?= -O2 -g
+FFLAGS_ALL  := $(FFLAGS) -fPIC -ffree-line-length-none -Jinclude $(NETCDFF_FFLAGS)
+
+# ---- sources ------------------------------------------------------------------------------
+MODE_CPP := $(filter-out src/common/%,$(wildcard src/*/*_cpu.cpp))
+MODE_CU  := $(filter-out src/common/%,$(wildcard src/*/*_gpu.cu))
+ONCE_CPP := $(filter-out $(MODE_CPP) src/common/device_none.cpp,$(wildcard src/*/*.cpp))
+ONCE_CU  := $(filter-out $(MODE_CU),$(wildcard src/*/*.cu))
+IFACE_CPP := $(wildcard fortran_iface/*.cpp)
+IFACE_F90 := $(wildcard fortran_iface/*.F90)
+
+OBJ := $(ONCE_CPP:%.cpp=$(BUILD)/%.o) \
+       $(foreach m,strict fast,$(MODE_CPP:%.cpp=$(BUILD)/%_$(m).o)) \
+       $(IFACE_CPP:%.cpp=$(BUILD)/%.o) $(IFACE_F90:%.F90=$(BUILD)/%.o)
+ifeq ($(CUDA),1)
+OBJ += $(ONCE_CU:%.cu=$(BUILD)/%.o) $(foreach m,strict fast,$(MODE_CU:%.cu=$(BUILD)/%_$(m).o))
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+else
+OBJ += $(BUILD)/src/common/device_none.o
+CUDA_LIBS :=
+endif
+
+LIBS := $(CUDA_LIBS) $(NETCDFF_LIBS) $(NETCDF_LIBS) -lgfortran $(OPENMP_FLAGS) -lm -ldl -lpthread
+
+DRIVER_SRC := $(filter-out standalone_driver/wrfgpu_bench.cpp,$(wildcard standalone_driver/*.cpp))
+BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp
+TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp)
+FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90)
+
+HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h standalone_driver/*.h)
+
+.PHONY: all lib check check-cpu bench install clean distclean mech
+all: lib bin/wrfgpu_replay
+
+lib: lib/libwrfgpu.a lib/libwrfgpu.so headers
+
+# ---- compile rules ------------------------------------------------------------------------
+# Header dependencies are coarse on purpose: any header change rebuilds, so a stale object
+# can never hide a change in shared physics.
+$(BUILD)/%.o: %.cpp $(HEADERS) configure.wrfgpu
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXBASE) $(CXXFLAGS) -c $< -o $@
+$(BUILD)/%_strict.o: %.cpp $(HEADERS) configure.wrfgpu
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXBASE) $(CXX_STRICT) -g -DWRFGPU_MODE_NS=strict -c $< -o $@
+$(BUILD)/%_fast.o: %.cpp $(HEADERS) configure.wrfgpu
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXBASE) $(CXX_FAST) -g -DWRFGPU_MODE_NS=fast -c $< -o $@
+$(BUILD)/%.o: %.cu $(HEADERS) configure.wrfgpu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCBASE) -O3 -c $< -o $@
+$(BUILD)/%_strict.o: %.cu $(HEADERS) configure.wrfgpu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCBASE) $(NVCC_STRICT) -DWRFGPU_MODE_NS=strict -c $< -o $@
+$(BUILD)/%_fast.o: %.cu $(HEADERS) configure.wrfgpu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCBASE) $(NVCC_FAST) -DWRFGPU_MODE_NS=fast -c $< -o $@
+# Fortran modules: .mod files go to include/ for WRF and the Fortran tests.
+$(BUILD)/%.o: %.F90 configure.wrfgpu
+	@mkdir -p $(dir $@) include
+	$(FC) $(FFLAGS_ALL) -c $< -o $@
+
+# ---- library ------------------------------------------------------------------------------
+lib/libwrfgpu.a: $(OBJ)
+	@mkdir -p lib
+	rm -f $@
+	ar rcs $@ $(OBJ)
+lib/libwrfgpu.so: $(OBJ)
+	@mkdir -p lib
+	$(CXX) -shared -o $@ $(OBJ) $(LIBS)
+
+headers: $(HEADERS)
+	@mkdir -p include/wrfgpu
+	@for h in $(filter src/%,$(HEADERS)); do mkdir -p include/wrfgpu/$$(dirname $${h#src/}); cp $$h include/wrfgpu/$${h#src/}; done
+
+# ---- programs -----------------------------------------------------------------------------
+# Programs link the static library so a carried bin/ runs without LD_LIBRARY_PATH for wrfgpu.
+bin/wrfgpu_replay: $(DRIVER_SRC) $(HEADERS) lib/libwrfgpu.a
+	@mkdir -p bin
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(DRIVER_SRC) -o $@ lib/libwrfgpu.a $(LIBS)
+
+bin/wrfgpu_bench: $(BENCH_SRC) $(filter-out standalone_driver/main.cpp,$(DRIVER_SRC)) $(HEADERS) lib/libwrfgpu.a
+	@mkdir -p bin
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -DWRFGPU_BENCH_MAIN -Istandalone_driver $(BENCH_SRC) \
+	  $(filter-out standalone_driver/main.cpp,$(DRIVER_SRC)) -o $@ lib/libwrfgpu.a $(LIBS)
+
+bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.a
+	@mkdir -p bin
+	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests $(TEST_SRC) -o $@ lib/libwrfgpu.a \
+	  -lgtest -lgtest_main $(LIBS)
+
+bin/%_fortran: fortran_iface/tests/%_fortran.F90 lib/libwrfgpu.a
+	@mkdir -p bin
+	$(FC) $(FFLAGS_ALL) $< -o $@ lib/libwrfgpu.a -lstdc++ $(LIBS)
+
+FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
+
+bench: bin/wrfgpu_bench
+
+check: all bin/wrfgpu_tests $(FTEST_BIN)
+	@sh tests/run_tests.sh
+
+mech:
+	@test -n "$(MECH_DIR)" || { echo "make mech: set MECH_DIR=<folder with the .kpp/.spc/.eqn files>"; exit 2; }
+	python3 tools/kpp_gen/kpp_gen.py --mech-dir "$(MECH_DIR)" --out src/$$(basename $(MECH_DIR))/generated
+
+install: all
+	mkdir -p $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/bin
+	cp lib/libwrfgpu.a lib/libwrfgpu.so $(PREFIX)/lib/
+	cp -r include/* $(PREFIX)/include/
+	cp bin/wrfgpu_replay $(PREFIX)/bin/
+	@test ! -f bin/wrfgpu_bench || cp bin/wrfgpu_bench $(PREFIX)/bin/
+
+clean:
+	rm -rf $(BUILD) lib bin include
+
+distclean: clean
+	rm -f configure.wrfgpu

@@ -1,0 +1,70 @@
+// capture_io.h - reading and writing capture files (format version 1, see
+// docs/capture_format.md) with NetCDF-C. Every failure throws InputError naming the file
+// and the variable/attribute/dimension concerned.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace wrfgpu {
+
+class NcFile {
+ public:
+  // Opens for reading (write=false) or creates/overwrites a NetCDF-4 file (write=true).
+  NcFile(const std::string& path, bool write = false);
+  ~NcFile();
+  NcFile(const NcFile&) = delete;
+  NcFile& operator=(const NcFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool has_var(const std::string& name) const;
+  bool has_att(const std::string& name, const std::string& var = "") const;
+  // Dimension lengths of a variable, in NetCDF order (slowest first).
+  std::vector<std::size_t> var_shape(const std::string& name) const;
+  std::vector<std::string> var_dim_names(const std::string& name) const;
+  std::size_t dim_len(const std::string& dim) const;  // throws when absent
+
+  // Whole-variable reads, converted to the requested type. `expect` (if non-empty) is the
+  // shape the caller needs; a mismatch throws naming the variable and the dimensions.
+  std::vector<float> read_float(const std::string& name,
+                                const std::vector<std::size_t>& expect = {}) const;
+  std::vector<double> read_double(const std::string& name,
+                                  const std::vector<std::size_t>& expect = {}) const;
+  // Attributes; var == "" means global. Missing -> InputError (or the default in *_or).
+  double att_double(const std::string& name, const std::string& var = "") const;
+  int att_int(const std::string& name, const std::string& var = "") const;
+  std::string att_string(const std::string& name, const std::string& var = "") const;
+  double att_double_or(const std::string& name, double dflt, const std::string& var = "") const;
+  int att_int_or(const std::string& name, int dflt, const std::string& var = "") const;
+  std::string att_string_or(const std::string& name, const std::string& dflt,
+                            const std::string& var = "") const;
+  std::vector<std::string> var_names() const;
+  std::vector<std::string> global_att_names() const;
+
+  // Writing (file opened with write=true). define_* are allowed at any time (NetCDF-4).
+  void def_dim(const std::string& name, std::size_t len);
+  // dims slowest first; deflate level 4 + shuffle when compress.
+  void def_var(const std::string& name, bool is_double, const std::vector<std::string>& dims,
+               const std::string& units, const std::string& description, bool compress = true);
+  void put_float(const std::string& name, const std::vector<float>& v);
+  void put_double(const std::string& name, const std::vector<double>& v);
+  void put_att(const std::string& name, const std::string& value, const std::string& var = "");
+  void put_att(const std::string& name, double value, const std::string& var = "");
+  void put_att_int(const std::string& name, int value, const std::string& var = "");
+  // Copies dims, variables (with data and attributes) and global attributes from another file,
+  // except the variables named in `skip`.
+  void copy_from(const NcFile& src, const std::vector<std::string>& skip = {});
+
+  int ncid() const { return ncid_; }
+
+ private:
+  int varid(const std::string& name) const;
+  std::string path_;
+  int ncid_ = -1;
+  bool write_ = false;
+};
+
+// The library's NetCDF version string.
+std::string netcdf_version();
+
+}  // namespace wrfgpu

@@ -1,0 +1,28 @@
+// verify.h - how we say "matches WRF": the WRF GPU benchmarks' per-level mean variance,
+// plus max per-cell absolute and relative errors and a count of non-finite values.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace wrfgpu {
+
+struct FieldStats {
+  std::string name;
+  double plmv = 0;          // per-level mean variance: mean_k |(mref_k - m_k)/mref_k|, mref_k != 0
+  double max_abs = 0;       // max |ref - x|
+  double max_rel = 0;       // max |ref - x| / |ref| over cells with |ref| > rel_floor
+  std::size_t nonfinite = 0;  // non-finite values in x
+  std::size_t cells = 0, levels_used = 0;
+  std::size_t worst_i = 0, worst_k = 0, worst_j = 0;  // 0-based position of max_rel
+};
+
+// ref and x are dense (ni fastest, then nk, then nj) arrays of one 3-D field (nk = 1 for 2-D).
+// Level means are over the ni*nj horizontal cells. Cells with |ref| <= rel_floor are left out
+// of max_rel (relative error of a value that is zero in the reference has no meaning).
+FieldStats compare_field(const std::string& name, const float* ref, const float* x,
+                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0);
+FieldStats compare_field(const std::string& name, const double* ref, const double* x,
+                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0);
+
+}  // namespace wrfgpu

@@ -1,0 +1,61 @@
+// replay.h - what the replay driver needs from each kernel: run the captured call on one
+// backend and hand back the outputs in capture layout, named as the capture names WRF's
+// outputs. One adapter per kernel (replay_<kernel>.cpp) registers itself by `kernel` name.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+#include "capture_io.h"
+#include "modes.h"
+
+namespace wrfgpu {
+
+struct PhaseTimes {
+  double read_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+};
+
+// One output field of a call, dense in capture order (NetCDF order: slowest first).
+struct OutputField {
+  std::string name;                 // our name, e.g. "th"
+  std::string ref_var;              // the capture variable holding WRF's value, e.g. "th_out"
+  std::vector<std::size_t> shape;   // e.g. {south_north, bottom_top, west_east}
+  std::vector<float> data;
+  bool compare_plmv = true;         // 3-D fields get the per-level mean variance
+};
+
+struct Thresholds {
+  double plmv_vs_ref = 0;           // per-level mean variance against the capture's outputs
+  double plmv_gpu_cpu = 0;          // against the other backend
+  std::string basis;                // one line: where the number comes from
+};
+
+class Replay {
+ public:
+  virtual ~Replay() = default;
+  virtual std::string kernel() const = 0;
+  virtual std::string summary() const = 0;  // e.g. "71x58x27, dt 12 s"
+  // Run the call on `b` (Cpu or Gpu) in mode `m`, from the captured inputs (never from a
+  // previous run's outputs). Returns the outputs; fills the phase times.
+  virtual std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) = 0;
+  virtual Thresholds thresholds(Mode m) const = 0;
+  // Work for rates: bytes that must cross PCIe or be read/written once, and flops (estimates).
+  virtual double bytes_moved() const { return 0; }
+  virtual double flops() const { return 0; }
+};
+
+using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&)>;
+// Registry keyed by the capture's `kernel` attribute.
+std::map<std::string, ReplayFactory>& replay_registry();
+struct RegisterReplay {
+  RegisterReplay(const std::string& kernel, ReplayFactory f) { replay_registry()[kernel] = f; }
+};
+// Opens `path`, checks capture_format, dispatches on `kernel`. InputError on anything wrong.
+std::unique_ptr<Replay> open_replay(const std::string& path);
+
+// Helpers for adapters: read a capture variable and check its dimension names and sizes.
+std::vector<float> read_checked(const NcFile& f, const std::string& var,
+                                const std::vector<std::string>& dims);
+
+}  // namespace wrfgpu

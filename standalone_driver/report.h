@@ -1,0 +1,43 @@
+// report.h - the driver's verification and timing tables, JSON report and profile plots.
+#pragma once
+#include <string>
+#include <vector>
+#include "replay.h"
+#include "verify.h"
+
+namespace wrfgpu {
+
+struct FieldResult {
+  std::string name;
+  bool has_ref = false, has_other = false;
+  FieldStats vs_ref;     // ours (first backend) against WRF's output in the capture
+  FieldStats vs_other;   // GPU against CPU when both ran
+  bool pass = true;
+  std::vector<double> mean_ref, mean_ours;  // per-level means, for plots
+};
+
+struct BackendRun {
+  std::string backend;   // "cpu" or "gpu"
+  PhaseTimes median;     // median over --repeat runs
+  PhaseTimes best;
+  int repeats = 0;
+};
+
+struct FileResult {
+  std::string file, kernel, summary, mode;
+  Thresholds thr;
+  std::vector<FieldResult> fields;
+  std::vector<BackendRun> runs;
+  bool pass = true;
+  std::string error;     // non-empty when the file could not be replayed
+  double bytes = 0, flops = 0;
+};
+
+void print_file_result(const FileResult& r);
+void write_json(const std::string& path, const std::vector<FileResult>& results,
+                const std::string& version_line);
+// Per field: per-level means of WRF and ours, and the relative error per level, as PNG.
+// Returns false (with the reason in *why) when gnuplot is not there.
+bool write_plots(const std::string& dir, const FileResult& r, std::string* why);
+
+}  // namespace wrfgpu

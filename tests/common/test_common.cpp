@@ -1,0 +1,112 @@
+// Tests of the shared layer: backend/mode parsing, the verification figures, capture I/O.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+#include "capture_io.h"
+#include "device.h"
+#include "errors.h"
+#include "modes.h"
+#include "test_util.h"
+#include "verify.h"
+#include "wrf_dims.h"
+
+using namespace wrfgpu;
+
+TEST(Modes, ParseKnownAndRejectUnknown) {
+  EXPECT_EQ(parse_backend("cpu"), Backend::Cpu);
+  EXPECT_EQ(parse_backend("gpu"), Backend::Gpu);
+  EXPECT_EQ(parse_backend("both"), Backend::Both);
+  EXPECT_EQ(parse_backend("auto"), Backend::Auto);
+  EXPECT_EQ(parse_mode("fast"), Mode::Fast);
+  try {
+    parse_backend("tpu");
+    FAIL() << "no error for an unknown backend";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tpu"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_mode("ieee"), InputError);
+}
+
+TEST(Modes, GpuRequestWithoutGpuIsAnErrorNotACpuRun) {
+  std::string why;
+  if (gpu_count(&why) > 0) GTEST_SKIP() << "a GPU is visible here";
+  EXPECT_EQ(resolve_backend(Backend::Auto), Backend::Cpu);
+  EXPECT_EQ(resolve_backend(Backend::Cpu), Backend::Cpu);
+  try {
+    resolve_backend(Backend::Gpu);
+    FAIL() << "asking for the GPU without one must fail";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("no GPU"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resolve_backend(Backend::Both), RuntimeError);
+}
+
+TEST(Modes, GpuVisibleResolvesAutoToGpu) {
+  WRFGPU_REQUIRE_GPU();
+  EXPECT_EQ(resolve_backend(Backend::Auto), Backend::Gpu);
+  int id = gpu_select(-1, 0);
+  DeviceInfo d = gpu_info(id);
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_FALSE(d.name.empty());
+}
+
+TEST(WrfDims, IndexIsFortranColumnMajorFromMemoryBounds) {
+  WrfDims d;
+  d.ims = -3; d.ime = 10; d.kms = 1; d.kme = 5; d.jms = 0; d.jme = 7;
+  EXPECT_EQ(d.idx3(-3, 1, 0), 0u);
+  EXPECT_EQ(d.idx3(-2, 1, 0), 1u);
+  EXPECT_EQ(d.idx3(-3, 2, 0), 14u);
+  EXPECT_EQ(d.idx3(-3, 1, 1), 14u * 5u);
+  EXPECT_EQ(d.idx2(10, 7), 14u * 8u - 1u);
+}
+
+TEST(Verify, PerLevelMeanVarianceByHand) {
+  // 2x1x2 horizontal cells, 2 levels. Level 1 means: ref 2, ours 2.5 -> 0.25.
+  // Level 2: ref mean 0 -> skipped.
+  std::vector<float> ref = {1, 3, 0, 0, 2, 2, 0, 0};
+  std::vector<float> x = {1, 4, 0, 0, 2, 3, 0, 0};
+  // layout i fastest (ni=2), then k (nk=2), then j (nj=2)
+  auto s = compare_field("f", ref.data(), x.data(), 2, 2, 2);
+  EXPECT_EQ(s.levels_used, 1u);
+  EXPECT_DOUBLE_EQ(s.plmv, 0.25);
+  EXPECT_DOUBLE_EQ(s.max_abs, 1.0);
+  EXPECT_DOUBLE_EQ(s.max_rel, 0.5);
+  EXPECT_EQ(s.nonfinite, 0u);
+  x[0] = NAN;
+  EXPECT_EQ(compare_field("f", ref.data(), x.data(), 2, 2, 2).nonfinite, 1u);
+}
+
+TEST(CaptureIo, RoundTripAndErrorsNameTheVariable) {
+  std::string path = ::testing::TempDir() + "wrfgpu_io_test.nc";
+  {
+    NcFile f(path, true);
+    f.put_att("capture_format", "1");
+    f.put_att_int("itimestep", 42);
+    f.def_dim("south_north", 2);
+    f.def_dim("west_east", 3);
+    f.def_var("rainnc", false, {"south_north", "west_east"}, "mm", "accumulated rain");
+    f.put_float("rainnc", {1, 2, 3, 4, 5, 6});
+  }
+  NcFile f(path);
+  EXPECT_EQ(f.att_string("capture_format"), "1");
+  EXPECT_EQ(f.att_int("itimestep"), 42);
+  auto v = f.read_float("rainnc", {2, 3});
+  EXPECT_EQ(v[5], 6.0f);
+  EXPECT_EQ(f.att_string("units", "rainnc"), "mm");
+  try {
+    f.read_float("qrain");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'qrain' is missing"), std::string::npos) << e.what();
+  }
+  try {
+    f.read_float("rainnc", {3, 2});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("(2,3)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(f.att_double("dt"), InputError);
+  EXPECT_THROW(NcFile("/nonexistent/x.nc"), InputError);
+  std::remove(path.c_str());
+}

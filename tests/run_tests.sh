@@ -1,0 +1,41 @@
+#!/bin/sh
+# run_tests.sh - runs every test of the project and ends with "N passed, N failed".
+#   GoogleTest suites (bin/wrfgpu_tests): CPU tests always; GPU tests run when a GPU is
+#   visible and are reported as skipped (with why) otherwise.
+#   Fortran programs (bin/test_*_fortran): link the library through the Fortran bindings.
+#   Driver checks (tests/driver/*.sh): the replay driver on the bundled captures and on bad
+#   input.
+cd "$(dirname "$0")/.." || exit 2
+passed=0; failed=0; skipped=0
+log=$(mktemp)
+
+if [ -x bin/wrfgpu_tests ]; then
+  bin/wrfgpu_tests --gtest_brief=0 > "$log" 2>&1
+  cat "$log"
+  p=$(grep -c '^\[       OK \]' "$log"); f=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$log" )
+  # gtest repeats the failed list at the end: count unique failed names
+  f=$(grep '^\[  FAILED  \] [A-Za-z].*(' "$log" | sed 's/ (.*//' | sort -u | wc -l)
+  s=$(grep -c '^\[  SKIPPED \] [A-Za-z].*(' "$log")
+  passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+  if ! grep -q '^\[  PASSED  \]' "$log" && [ "$f" -eq 0 ]; then
+    echo "wrfgpu_tests did not finish"; failed=$((failed + 1))
+  fi
+else
+  echo "bin/wrfgpu_tests missing"; failed=$((failed + 1))
+fi
+
+for t in bin/test_*_fortran; do
+  [ -x "$t" ] || continue
+  echo "== $t"
+  if "$t"; then passed=$((passed + 1)); else echo "FAILED: $t"; failed=$((failed + 1)); fi
+done
+
+for t in tests/driver/*.sh; do
+  [ -f "$t" ] || continue
+  echo "== $t"
+  if sh "$t"; then passed=$((passed + 1)); else echo "FAILED: $t"; failed=$((failed + 1)); fi
+done
+rm -f "$log"
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
