@@ -34,7 +34,8 @@ FFLAGS_ALL  := $(FFLAGS) -fPIC -ffree-line-length-none -Jinclude $(NETCDFF_FFLAG
 # ---- sources ------------------------------------------------------------------------------
 MODE_CPP := $(filter-out src/common/%,$(wildcard src/*/*_cpu.cpp))
 MODE_CU  := $(filter-out src/common/%,$(wildcard src/*/*_gpu.cu))
-ONCE_CPP := $(filter-out $(MODE_CPP) src/common/device_none.cpp,$(wildcard src/*/*.cpp))
+NOCUDA_CPP := $(wildcard src/*/*_none.cpp)
+ONCE_CPP := $(filter-out $(MODE_CPP) $(NOCUDA_CPP),$(wildcard src/*/*.cpp))
 ONCE_CU  := $(filter-out $(MODE_CU),$(wildcard src/*/*.cu))
 IFACE_CPP := $(wildcard fortran_iface/*.cpp)
 IFACE_F90 := $(wildcard fortran_iface/*.F90)
@@ -46,21 +47,23 @@ ifeq ($(CUDA),1)
 OBJ += $(ONCE_CU:%.cu=$(BUILD)/%.o) $(foreach m,strict fast,$(MODE_CU:%.cu=$(BUILD)/%_$(m).o))
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 else
-OBJ += $(BUILD)/src/common/device_none.o
+OBJ += $(NOCUDA_CPP:%.cpp=$(BUILD)/%.o)
 CUDA_LIBS :=
 endif
 
 LIBS := $(CUDA_LIBS) $(NETCDFF_LIBS) $(NETCDF_LIBS) -lgfortran $(OPENMP_FLAGS) -lm -ldl -lpthread
 
-DRIVER_SRC := $(filter-out standalone_driver/wrfgpu_bench.cpp,$(wildcard standalone_driver/*.cpp))
-BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp
+# The driver's pieces (replay adapters, reports, large cases) are shared by the three programs.
+DRIVER_LIB := $(filter-out standalone_driver/main.cpp standalone_driver/wrfgpu_bench.cpp,$(wildcard standalone_driver/*.cpp))
+DRIVER_SRC := standalone_driver/main.cpp $(DRIVER_LIB)
+BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp $(DRIVER_LIB)
 TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp)
 FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90)
 
 HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h standalone_driver/*.h)
 
 .PHONY: all lib check check-cpu bench install clean distclean mech
-all: lib bin/wrfgpu_replay
+all: lib bin/wrfgpu_replay bin/wrfgpu_make_large_case
 
 lib: lib/libwrfgpu.a lib/libwrfgpu.so headers
 
@@ -109,10 +112,13 @@ bin/wrfgpu_replay: $(DRIVER_SRC) $(HEADERS) lib/libwrfgpu.a
 	@mkdir -p bin
 	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(DRIVER_SRC) -o $@ lib/libwrfgpu.a $(LIBS)
 
-bin/wrfgpu_bench: $(BENCH_SRC) $(filter-out standalone_driver/main.cpp,$(DRIVER_SRC)) $(HEADERS) lib/libwrfgpu.a
+bin/wrfgpu_bench: $(BENCH_SRC) $(HEADERS) lib/libwrfgpu.a
 	@mkdir -p bin
-	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -DWRFGPU_BENCH_MAIN -Istandalone_driver $(BENCH_SRC) \
-	  $(filter-out standalone_driver/main.cpp,$(DRIVER_SRC)) -o $@ lib/libwrfgpu.a $(LIBS)
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(BENCH_SRC) -o $@ lib/libwrfgpu.a $(LIBS)
+
+bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) lib/libwrfgpu.a
+	@mkdir -p bin
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $< $(DRIVER_LIB) -o $@ lib/libwrfgpu.a $(LIBS)
 
 bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.a
 	@mkdir -p bin

@@ -150,8 +150,6 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
   r.thr = rp->thresholds(opt.mode);
   if (opt.max_plmv >= 0) { r.thr.plmv_vs_ref = opt.max_plmv; r.thr.basis = "set by --max-plmv"; }
   if (opt.max_plmv_gc >= 0) r.thr.plmv_gpu_cpu = opt.max_plmv_gc;
-  r.bytes = rp->bytes_moved();
-  r.flops = rp->flops();
 
   std::vector<Backend> order;
   if (resolved == Backend::Both) order = {Backend::Gpu, Backend::Cpu};

@@ -25,6 +25,12 @@ struct OutputField {
   bool compare_plmv = true;         // 3-D fields get the per-level mean variance
 };
 
+// Work of one call, for rates: bytes across PCIe each way, the fewest bytes the kernels must
+// move through device memory (each input read once, each output written once), and flops.
+struct WorkCounts {
+  double h2d_bytes = 0, d2h_bytes = 0, dev_bytes = 0, flops = 0;
+};
+
 struct Thresholds {
   double plmv_vs_ref = 0;           // per-level mean variance against the capture's outputs
   double plmv_gpu_cpu = 0;          // against the other backend
@@ -40,9 +46,7 @@ class Replay {
   // previous run's outputs). Returns the outputs; fills the phase times.
   virtual std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) = 0;
   virtual Thresholds thresholds(Mode m) const = 0;
-  // Work for rates: bytes that must cross PCIe or be read/written once, and flops (estimates).
-  virtual double bytes_moved() const { return 0; }
-  virtual double flops() const { return 0; }
+  virtual WorkCounts work() const { return {}; }
 };
 
 using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&)>;

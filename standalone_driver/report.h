@@ -30,7 +30,6 @@ struct FileResult {
   std::vector<BackendRun> runs;
   bool pass = true;
   std::string error;     // non-empty when the file could not be replayed
-  double bytes = 0, flops = 0;
 };
 
 void print_file_result(const FileResult& r);

@@ -191,6 +191,18 @@ std::string NcFile::att_string_or(const std::string& name, const std::string& df
   return has_att(name, var) ? att_string(name, var) : dflt;
 }
 
+bool NcFile::var_is_double(const std::string& name) const {
+  nc_type t;
+  NC_TRY(nc_inq_vartype(ncid_, varid(name), &t), "variable '" + name + "'");
+  return t == NC_DOUBLE;
+}
+
+void NcFile::copy_att(const NcFile& src, const std::string& name, const std::string& var) {
+  int sv = var.empty() ? NC_GLOBAL : src.varid(var);
+  int dv = var.empty() ? NC_GLOBAL : varid(var);
+  NC_TRY(nc_copy_att(src.ncid_, sv, name.c_str(), ncid_, dv), "copying " + att_label(name, var));
+}
+
 std::vector<std::string> NcFile::var_names() const {
   int n;
   NC_TRY(nc_inq_nvars(ncid_, &n), "listing variables");

@@ -38,6 +38,7 @@ class NcFile {
   int att_int_or(const std::string& name, int dflt, const std::string& var = "") const;
   std::string att_string_or(const std::string& name, const std::string& dflt,
                             const std::string& var = "") const;
+  bool var_is_double(const std::string& name) const;
   std::vector<std::string> var_names() const;
   std::vector<std::string> global_att_names() const;
 
@@ -55,6 +56,8 @@ class NcFile {
   // except the variables named in `skip`.
   void copy_from(const NcFile& src, const std::vector<std::string>& skip = {});
 
+  // Copies one attribute (global when var == "") from another file.
+  void copy_att(const NcFile& src, const std::string& name, const std::string& var = "");
   int ncid() const { return ncid_; }
 
  private:

@@ -1,0 +1,224 @@
+// wrfgpu_bench - measures the device's ceilings, then times every kernel on its benchmark
+// cases on the GPU and on the CPU backend (all cores), side by side, in one run.
+//
+//   wrfgpu_bench [--data DIR] [--work DIR] [--repeat N] [--cpu-repeat N] [--json FILE]
+//                [--kernels wsm5,advect_scalar_pd,radm2sorg_kpp] [--quick] [--no-cpu] [--mode M]
+//
+// Cases are made from the bundled captures with the large-case tool (mirror tiling) and kept
+// in --work (default /tmp/wrfgpu_bench) for the next run. Speed is proven here, never in tests.
+#include <omp.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+#include <mpi.h>
+#include "ceilings.h"
+#include "device.h"
+#include "errors.h"
+#include "large_case.h"
+#include "modes.h"
+#include "replay.h"
+#include "version.h"
+
+using namespace wrfgpu;
+
+namespace {
+
+struct CaseDef {
+  std::string kernel, label, pattern;  // pattern: substring of a bundled capture's name
+  int ni, nj, nk, nscalar;             // 0 = the capture as it is
+};
+
+// The benchmark cases the issues name: SOC-size and CONUS-size WSM5; 81 tracers on the
+// WRF-Chem 27 km grid and 5 on CONUS for advection; 28,889 cells and CONUS for chemistry.
+const std::vector<CaseDef> kCases = {
+    {"wsm5", "SOC 71x58x27", "quarter_ss_wsm5", 0, 0, 0, 0},
+    {"wsm5", "CONUS 425x300x35", "quarter_ss_wsm5", 425, 300, 35, 0},
+    {"advect_scalar_pd", "chem 134x110x35, 81 tracers", "quarter_ss_advect", 134, 110, 35, 81},
+    {"advect_scalar_pd", "CONUS 425x300x35, 5 tracers", "quarter_ss_advect", 425, 300, 35, 0},
+    {"radm2sorg_kpp", "28,889 cells (41x41x... as captured)", "radm2sorg", 0, 0, 0, 0},
+    {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M cells)", "radm2sorg", 425, 300, 35, 0},
+};
+
+std::string find_capture(const std::string& dir, const std::string& pattern) {
+  std::vector<std::string> hits;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.find(pattern) != std::string::npos && n.size() > 3 && n.substr(n.size() - 3) == ".nc")
+        hits.push_back(dir + "/" + n);
+    }
+    closedir(d);
+  }
+  std::sort(hits.begin(), hits.end());
+  return hits.empty() ? "" : hits.back();  // the latest step
+}
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+struct Row {
+  std::string kernel, label, backend;
+  PhaseTimes t;
+  WorkCounts w;
+  int repeats = 0;
+};
+
+PhaseTimes median(std::vector<PhaseTimes> v) {
+  std::sort(v.begin(), v.end(), [](const PhaseTimes& a, const PhaseTimes& b) { return a.total_ms < b.total_ms; });
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    std::string data = "test_data", work = "/tmp/wrfgpu_bench", json = "bench.json", kernels;
+    int repeat = 10, cpu_repeat = 3;
+    bool quick = false, no_cpu = false;
+    Mode mode = Mode::Strict;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      auto val = [&]() -> std::string {
+        if (i + 1 >= argc) throw InputError("option " + a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "--data") data = val();
+      else if (a == "--work") work = val();
+      else if (a == "--repeat") repeat = std::max(1, std::atoi(val().c_str()));
+      else if (a == "--cpu-repeat") cpu_repeat = std::max(1, std::atoi(val().c_str()));
+      else if (a == "--json") json = val();
+      else if (a == "--kernels") kernels = val();
+      else if (a == "--mode") mode = parse_mode(val());
+      else if (a == "--quick") quick = true;
+      else if (a == "--no-cpu") no_cpu = true;
+      else throw InputError("unknown option '" + a + "'");
+    }
+    mkdir(work.c_str(), 0755);
+    std::string why;
+    bool gpu = gpu_count(&why) > 0;
+    Ceilings c;
+    std::printf("wrfgpu_bench %s, mode %s, CPU backend on %d threads\n", WRFGPU_VERSION, to_string(mode),
+                omp_get_max_threads());
+    if (gpu) {
+      int dev = gpu_select(-1, 0);
+      DeviceInfo d = gpu_info(dev);
+      std::printf("GPU %d: %s (cc %d.%d, %d SMs, %.1f GiB), %s\n", dev, d.name.c_str(), d.cc_major,
+                  d.cc_minor, d.sm_count, d.total_mem / 1073741824.0, cuda_version_string().c_str());
+      c = measure_ceilings();
+      std::printf("\nmeasured ceilings:\n");
+      std::printf("  device copy (read+write) %8.1f GB/s\n", c.d2d_gbs);
+      std::printf("  pinned H2D               %8.1f GB/s\n", c.h2d_gbs);
+      std::printf("  pinned D2H               %8.1f GB/s\n", c.d2h_gbs);
+      std::printf("  FP32 FMA                 %8.1f GFLOP/s\n", c.fp32_gflops);
+      std::printf("  FP64 FMA                 %8.1f GFLOP/s\n", c.fp64_gflops);
+    } else {
+      std::printf("no GPU (%s): CPU backend only\n", why.c_str());
+    }
+
+    std::vector<Row> rows;
+    for (const auto& cd : kCases) {
+      if (!kernels.empty() && kernels.find(cd.kernel) == std::string::npos) continue;
+      if (!replay_registry().count(cd.kernel)) {
+        std::printf("\n[%s %s] skipped: kernel not in this build\n", cd.kernel.c_str(), cd.label.c_str());
+        continue;
+      }
+      if (quick && cd.ni > 0) continue;
+      std::string cap = find_capture(data, cd.pattern);
+      if (cap.empty()) {
+        std::printf("\n[%s %s] skipped: no capture matching '%s' in %s\n", cd.kernel.c_str(),
+                    cd.label.c_str(), cd.pattern.c_str(), data.c_str());
+        continue;
+      }
+      std::string file = cap;
+      if (cd.ni > 0) {
+        file = work + "/" + cd.kernel + "_" + std::to_string(cd.ni) + "x" + std::to_string(cd.nj) + "x" +
+               std::to_string(cd.nk) + (cd.nscalar ? "_n" + std::to_string(cd.nscalar) : "") + ".nc";
+        if (!exists(file)) {
+          LargeCaseSpec s;
+          s.ni = cd.ni; s.nj = cd.nj; s.nk = cd.nk; s.nscalar = cd.nscalar;
+          std::printf("\nmaking %s from %s ...\n", file.c_str(), cap.c_str());
+          make_large_case(cap, file, s);
+        }
+      }
+      auto rp = open_replay(file);
+      std::printf("\n[%s %s] %s\n", cd.kernel.c_str(), cd.label.c_str(), rp->summary().c_str());
+      std::fflush(stdout);
+      for (Backend b : {Backend::Gpu, Backend::Cpu}) {
+        if (b == Backend::Gpu && !gpu) continue;
+        if (b == Backend::Cpu && no_cpu) continue;
+        int n = b == Backend::Gpu ? repeat : cpu_repeat;
+        std::vector<PhaseTimes> ts;
+        PhaseTimes warm;
+        rp->run(b, mode, warm);  // warm-up: allocation, module load
+        for (int r = 0; r < n; ++r) {
+          PhaseTimes t;
+          rp->run(b, mode, t);
+          ts.push_back(t);
+        }
+        Row row{cd.kernel, cd.label, to_string(b), median(ts), rp->work(), n};
+        rows.push_back(row);
+      }
+    }
+
+    std::printf("\n%-16s %-34s %-4s %9s %8s %8s %9s %8s %6s %9s %6s %8s\n", "kernel", "case", "be",
+                "kernel", "H2D", "D2H", "end2end", "xfer", "e2e/x", "GB/s", "%bw", "GFLOP/s");
+    for (auto& r : rows) {
+      bool g = r.backend == "gpu";
+      double xfer = g && c.h2d_gbs > 0 ? r.w.h2d_bytes / (c.h2d_gbs * 1e6) + r.w.d2h_bytes / (c.d2h_gbs * 1e6) : 0;
+      double t_k = g ? r.t.kernel_ms : r.t.total_ms;
+      double gbs = t_k > 0 ? r.w.dev_bytes / (t_k * 1e6) : 0;
+      double gfl = t_k > 0 ? r.w.flops / (t_k * 1e6) : 0;
+      std::printf("%-16s %-34s %-4s %9.3f %8.3f %8.3f %9.3f %8.3f %6.2f %9.1f %6.1f %8.1f\n",
+                  r.kernel.c_str(), r.label.c_str(), r.backend.c_str(), r.t.kernel_ms, r.t.h2d_ms,
+                  r.t.d2h_ms, r.t.total_ms, xfer, xfer > 0 ? r.t.total_ms / xfer : 0.0, gbs,
+                  g && c.d2d_gbs > 0 ? 100 * gbs / c.d2d_gbs : 0.0, gfl);
+    }
+    std::printf("(ms, median; kernel = GPU kernels only (CPU: whole call); xfer = pure transfer time of the\n"
+                " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
+                " %%bw against the measured device copy rate)\n");
+    // speedups
+    for (auto& r : rows)
+      if (r.backend == "gpu")
+        for (auto& q : rows)
+          if (q.backend == "cpu" && q.kernel == r.kernel && q.label == r.label)
+            std::printf("speed-up %s %s: GPU end-to-end %.2fx, GPU kernel %.2fx over the CPU backend\n",
+                        r.kernel.c_str(), r.label.c_str(), q.t.total_ms / r.t.total_ms,
+                        q.t.total_ms / r.t.kernel_ms);
+
+    std::ofstream o(json);
+    o << "{\"schema\": \"wrfgpu-bench-1\", \"version\": \"" << WRFGPU_VERSION << "\", \"mode\": \""
+      << to_string(mode) << "\", \"cpu_threads\": " << omp_get_max_threads()
+      << ",\n \"ceilings\": {\"d2d_gbs\": " << c.d2d_gbs << ", \"h2d_gbs\": " << c.h2d_gbs
+      << ", \"d2h_gbs\": " << c.d2h_gbs << ", \"fp32_gflops\": " << c.fp32_gflops
+      << ", \"fp64_gflops\": " << c.fp64_gflops << "},\n \"rows\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto& r = rows[i];
+      o << (i ? ",\n  " : "\n  ") << "{\"kernel\": \"" << r.kernel << "\", \"case\": \"" << r.label
+        << "\", \"backend\": \"" << r.backend << "\", \"repeats\": " << r.repeats
+        << ", \"kernel_ms\": " << r.t.kernel_ms << ", \"h2d_ms\": " << r.t.h2d_ms
+        << ", \"d2h_ms\": " << r.t.d2h_ms << ", \"total_ms\": " << r.t.total_ms
+        << ", \"h2d_bytes\": " << r.w.h2d_bytes << ", \"d2h_bytes\": " << r.w.d2h_bytes
+        << ", \"dev_bytes\": " << r.w.dev_bytes << ", \"flops\": " << r.w.flops << "}";
+    }
+    o << "\n ]}\n";
+    std::printf("\nJSON written to %s\n", json.c_str());
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "wrfgpu_bench: %s\n", e.what());
+    status = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wrfgpu_bench: %s\n", e.what());
+    status = 1;
+  }
+  MPI_Finalize();
+  return status;
+}
