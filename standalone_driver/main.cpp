@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 #include <vector>
 #include "capture_io.h"
 #include "device.h"
@@ -35,14 +36,16 @@ struct Options {
   int repeat = 1, device = -1;
   std::string report, plot_dir, write_outputs;
   double max_plmv = -1, max_plmv_gc = -1;
-  bool version = false;
+  bool version = false, quiet = false;
 };
 
 void usage() {
   std::puts(
       "usage: wrfgpu_replay FILE... [--backend gpu|cpu|both|auto] [--mode strict|fast]\n"
       "                     [--repeat N] [--report out.json] [--plot DIR] [--write-outputs FILE]\n"
-      "                     [--device N] [--max-plmv X] [--max-plmv-gpu-cpu X] [--version]\n"
+      "                     [--device N] [--max-plmv X] [--max-plmv-gpu-cpu X] [--quiet] [--version]\n"
+      "Under mpirun each rank takes a patch of the captured tile (WRF-like 2-D decomposition) and\n"
+      "the GPU of its node-local rank; the report is reduced over ranks.\n"
       "Replays wrfgpu capture files (format 1) and compares with WRF's recorded outputs.\n"
       "Backend default: WRFGPU_BACKEND, else auto (the GPU when one is visible).\n"
       "Exit status: 0 pass, 1 threshold exceeded or run failed, 2 bad input.");
@@ -76,6 +79,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--max-plmv") o.max_plmv = num(a, need(i));
     else if (a == "--max-plmv-gpu-cpu") o.max_plmv_gc = num(a, need(i));
     else if (a == "--version") o.version = true;
+    else if (a == "--quiet") o.quiet = true;
     else if (a == "-h" || a == "--help") { usage(); std::exit(0); }
     else if (!a.empty() && a[0] == '-') throw InputError("unknown option '" + a + "' (see --help)");
     else o.files.push_back(a);
@@ -124,9 +128,8 @@ PhaseTimes median_of(std::vector<PhaseTimes> v) {
 }
 
 // ni, nk, nj of a field in capture order: (..., south_north, bottom_top, west_east) or 2-D.
-void field_extent(const OutputField& f, std::size_t& ni, std::size_t& nk, std::size_t& nj,
-                  std::size_t& nlead) {
-  const auto& s = f.shape;
+void field_extent(const std::vector<std::size_t>& s, std::size_t n, std::size_t& ni, std::size_t& nk,
+                  std::size_t& nj, std::size_t& nlead) {
   nlead = 1;
   if (s.size() == 2) { nj = s[0]; nk = 1; ni = s[1]; return; }
   if (s.size() >= 3) {
@@ -134,19 +137,88 @@ void field_extent(const OutputField& f, std::size_t& ni, std::size_t& nk, std::s
     for (std::size_t d = 0; d + 3 < s.size(); ++d) nlead *= s[d];
     return;
   }
-  ni = f.data.size(); nk = 1; nj = 1;
+  ni = n; nk = 1; nj = 1;
 }
 
-FileResult replay_file(const std::string& path, const Options& opt, Backend resolved,
-                       std::vector<OutputField>* first_outputs) {
+// The statistics of verify.h, computed on each rank's patch and reduced over ranks, so that
+// the report of an N-rank run equals the one-rank report (level means are global means).
+FieldStats reduced_stats(const std::string& name, const float* ref, const float* x, std::size_t ni,
+                         std::size_t nk, std::size_t nj, std::vector<double>* mref_out,
+                         std::vector<double>* mx_out) {
+  std::vector<double> sums(2 * nk + 1, 0.0);  // per level: ref, ours; then the cell count
+  double mx[2] = {0, 0};                      // max abs, max rel
+  long long nonfinite = 0;
+  for (std::size_t k = 0; k < nk; ++k)
+    for (std::size_t j = 0; j < nj; ++j)
+      for (std::size_t i = 0; i < ni; ++i) {
+        std::size_t c = i + ni * (k + nk * j);
+        double r = ref[c], v = x[c];
+        if (!std::isfinite(v)) { ++nonfinite; continue; }
+        sums[k] += r;
+        sums[nk + k] += v;
+        double a = std::fabs(r - v);
+        mx[0] = std::max(mx[0], a);
+        if (r != 0) mx[1] = std::max(mx[1], a / std::fabs(r));
+      }
+  sums[2 * nk] = double(ni * nj);
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), (int)sums.size(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &nonfinite, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  FieldStats s;
+  s.name = name;
+  double cols = sums[2 * nk];
+  s.cells = (std::size_t)(cols * nk);
+  s.max_abs = mx[0];
+  s.max_rel = mx[1];
+  s.nonfinite = (std::size_t)nonfinite;
+  double acc = 0;
+  for (std::size_t k = 0; k < nk; ++k) {
+    double mr = sums[k] / cols, mo = sums[nk + k] / cols;
+    if (mref_out) mref_out->push_back(mr);
+    if (mx_out) mx_out->push_back(mo);
+    if (mr != 0) {
+      acc += std::fabs((mr - mo) / mr);
+      ++s.levels_used;
+    }
+  }
+  s.plmv = s.levels_used ? acc / s.levels_used : 0.0;
+  return s;
+}
+
+// The slab of a reference variable that matches an output field's patch.
+std::vector<float> read_ref_patch(const NcFile& f, const OutputField& o) {
+  std::vector<std::size_t> full = f.var_shape(o.ref_var);
+  if (full.size() != o.shape.size())
+    throw InputError(f.path() + ": variable '" + o.ref_var + "' has " + std::to_string(full.size()) +
+                     " dimensions, the kernel produced " + std::to_string(o.shape.size()));
+  std::vector<std::size_t> start(full.size(), 0);
+  start.back() = o.off_i;
+  start[full.size() == 2 ? 0 : full.size() - 3] = o.off_j;
+  return f.read_float_slab(o.ref_var, start, o.shape);
+}
+
+FileResult replay_file(const std::string& path, const Options& opt, Backend resolved, int rank,
+                       int nranks, std::vector<OutputField>* first_outputs) {
   FileResult r;
   r.file = path;
   r.mode = to_string(opt.mode);
   auto t0 = std::chrono::steady_clock::now();
-  auto rp = open_replay(path);
+  Patch patch;
+  if (nranks > 1) {
+    NcFile f(path);
+    int ni = f.att_int("ite") - f.att_int("its") + 1, nj = f.att_int("jte") - f.att_int("jts") + 1;
+    if (f.att_string_or("kernel", "") == "advect_scalar_pd") {
+      // The stored ite/jte may be the staggered domain end; patches cover mass points.
+      ni = std::min(f.att_int("ite"), f.att_int("ide") - 1) - f.att_int("its") + 1;
+      nj = std::min(f.att_int("jte"), f.att_int("jde") - 1) - f.att_int("jts") + 1;
+    }
+    patch = decompose(ni, nj, rank, nranks);
+  }
+  auto rp = open_replay(path, patch);
   double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.kernel = rp->kernel();
   r.summary = rp->summary();
+  if (nranks > 1) r.summary += ", " + std::to_string(patch.px) + "x" + std::to_string(patch.py) + " patches";
   r.thr = rp->thresholds(opt.mode);
   if (opt.max_plmv >= 0) { r.thr.plmv_vs_ref = opt.max_plmv; r.thr.basis = "set by --max-plmv"; }
   if (opt.max_plmv_gc >= 0) r.thr.plmv_gpu_cpu = opt.max_plmv_gc;
@@ -161,8 +233,13 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
     std::vector<OutputField> last;
     for (int n = 0; n < opt.repeat; ++n) {
       PhaseTimes t;
+      MPI_Barrier(MPI_COMM_WORLD);
       last = rp->run(b, opt.mode, t);
       t.read_ms = read_ms;
+      // The slowest rank sets the time of a parallel call.
+      double v[5] = {t.read_ms, t.h2d_ms, t.kernel_ms, t.d2h_ms, t.total_ms};
+      MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      t = PhaseTimes{v[0], v[1], v[2], v[3], v[4]};
       times.push_back(t);
     }
     BackendRun br;
@@ -180,37 +257,23 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
   for (std::size_t n = 0; n < outs[0].size(); ++n) {
     const OutputField& ours = outs[0][n];
     std::size_t ni, nk, nj, nlead;
-    field_extent(ours, ni, nk, nj, nlead);
+    field_extent(ours.shape, ours.data.size(), ni, nk, nj, nlead);
     std::vector<float> ref;
     bool has_ref = !ours.ref_var.empty() && f.has_var(ours.ref_var);
-    if (has_ref) ref = f.read_float(ours.ref_var, ours.shape);
+    if (has_ref) ref = read_ref_patch(f, ours);
     for (std::size_t l = 0; l < nlead; ++l) {
       FieldResult fr;
       fr.name = nlead > 1 ? ours.name + "[" + std::to_string(l) + "]" : ours.name;
       std::size_t off = l * ni * nk * nj;
       const float* x = ours.data.data() + off;
-      if (has_ref) {
-        fr.has_ref = true;
-        fr.vs_ref = compare_field(fr.name, ref.data() + off, x, ni, nk, nj);
-        for (std::size_t k = 0; k < nk; ++k) {
-          double a = 0, b = 0;
-          for (std::size_t j = 0; j < nj; ++j)
-            for (std::size_t i = 0; i < ni; ++i) {
-              std::size_t c = off + i + ni * (k + nk * j);
-              a += ref[c];
-              b += ours.data[c];
-            }
-          fr.mean_ref.push_back(a / (ni * nj));
-          fr.mean_ours.push_back(b / (ni * nj));
-        }
-        if (ours.compare_plmv && fr.vs_ref.plmv > r.thr.plmv_vs_ref) fr.pass = false;
-      } else {
-        fr.vs_ref = compare_field(fr.name, x, x, ni, nk, nj);  // counts non-finite values
-      }
+      fr.has_ref = has_ref;
+      fr.vs_ref = reduced_stats(fr.name, has_ref ? ref.data() + off : x, x, ni, nk, nj,
+                                has_ref ? &fr.mean_ref : nullptr, has_ref ? &fr.mean_ours : nullptr);
+      if (has_ref && ours.compare_plmv && fr.vs_ref.plmv > r.thr.plmv_vs_ref) fr.pass = false;
       if (fr.vs_ref.nonfinite) fr.pass = false;
       if (outs.size() > 1) {
         fr.has_other = true;
-        fr.vs_other = compare_field(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj);
+        fr.vs_other = reduced_stats(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj, nullptr, nullptr);
         if (fr.vs_other.plmv > r.thr.plmv_gpu_cpu || fr.vs_other.nonfinite) fr.pass = false;
       }
       r.pass = r.pass && fr.pass;
@@ -221,6 +284,51 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
   return r;
 }
 
+// Gathers every rank's patch of each output field into the full field on rank 0.
+void gather_outputs(std::vector<OutputField>& outs, const NcFile& f, int rank, int nranks) {
+  for (auto& o : outs) {
+    if (o.ref_var.empty() || !f.has_var(o.ref_var)) continue;
+    std::vector<std::size_t> full = f.var_shape(o.ref_var);
+    std::size_t jd = full.size() == 2 ? 0 : full.size() - 3, id = full.size() - 1;
+    if (nranks == 1) continue;
+    if (rank != 0) {
+      unsigned long long hdr[4] = {o.off_i, o.off_j, o.shape[id], o.shape[jd]};
+      MPI_Send(hdr, 4, MPI_UNSIGNED_LONG_LONG, 0, 1, MPI_COMM_WORLD);
+      MPI_Send(o.data.data(), (int)o.data.size(), MPI_FLOAT, 0, 2, MPI_COMM_WORLD);
+      continue;
+    }
+    std::size_t total = 1;
+    for (auto d : full) total *= d;
+    std::vector<float> all(total);
+    auto place = [&](const std::vector<float>& part, std::size_t oi, std::size_t oj, std::size_t pni,
+                     std::size_t pnj) {
+      // dims: lead..., j, [k], i
+      std::size_t inner = 1;  // size between j and i (the k extent for 3-D)
+      for (std::size_t d = jd + 1; d < id; ++d) inner *= full[d];
+      std::size_t lead = 1;
+      for (std::size_t d = 0; d < jd; ++d) lead *= full[d];
+      for (std::size_t l = 0; l < lead; ++l)
+        for (std::size_t j = 0; j < pnj; ++j)
+          for (std::size_t k = 0; k < inner; ++k)
+            for (std::size_t i = 0; i < pni; ++i)
+              all[(((l * full[jd]) + oj + j) * inner + k) * full[id] + oi + i] =
+                  part[((l * pnj + j) * inner + k) * pni + i];
+    };
+    place(o.data, o.off_i, o.off_j, o.shape[id], o.shape[jd]);
+    for (int src = 1; src < nranks; ++src) {
+      unsigned long long hdr[4];
+      MPI_Recv(hdr, 4, MPI_UNSIGNED_LONG_LONG, src, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      std::size_t cnt = total / (full[id] * full[jd]) * hdr[2] * hdr[3];
+      std::vector<float> part(cnt);
+      MPI_Recv(part.data(), (int)cnt, MPI_FLOAT, src, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      place(part, hdr[0], hdr[1], hdr[2], hdr[3]);
+    }
+    o.data = std::move(all);
+    o.shape = full;
+    o.off_i = o.off_j = 0;
+  }
+}
+
 void write_outputs(const std::string& in, const std::string& outpath,
                    const std::vector<OutputField>& outs, const std::string& how) {
   NcFile src(in);
@@ -228,17 +336,14 @@ void write_outputs(const std::string& in, const std::string& outpath,
   for (auto& o : outs) if (!o.ref_var.empty()) skip.push_back(o.ref_var);
   NcFile dst(outpath, true);
   dst.copy_from(src, skip);
-  NcFile* d = &dst;
   for (auto& o : outs) {
-    if (o.ref_var.empty()) continue;
-    auto dims = src.has_var(o.ref_var) ? src.var_dim_names(o.ref_var) : std::vector<std::string>{};
-    if (dims.empty()) continue;
-    std::string units = src.att_string_or("units", "", o.ref_var);
-    std::string desc = src.att_string_or("description", "", o.ref_var);
-    d->def_var(o.ref_var, false, dims, units, desc);
-    d->put_float(o.ref_var, o.data);
+    if (o.ref_var.empty() || !src.has_var(o.ref_var)) continue;
+    auto dims = src.var_dim_names(o.ref_var);
+    dst.def_var(o.ref_var, false, dims, src.att_string_or("units", "", o.ref_var),
+                src.att_string_or("description", "", o.ref_var));
+    dst.put_float(o.ref_var, o.data);
   }
-  d->put_att("source", "wrfgpu_replay " + std::string(WRFGPU_VERSION) + " (" + how + ")");
+  dst.put_att("source", "wrfgpu_replay " + std::string(WRFGPU_VERSION) + " (" + how + ")");
 }
 
 }  // namespace
@@ -256,18 +361,39 @@ int main(int argc, char** argv) {
       MPI_Finalize();
       return 0;
     }
-    if (size > 1)
-      throw RuntimeError("wrfgpu_replay: multi-rank replay (domain decomposition) is not implemented yet; run with one rank");
+    // One GPU per rank: node-local rank modulo the visible devices (or --device).
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int local_rank = 0, local_size = 1;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_size(node, &local_size);
     Backend resolved = resolve_backend(opt.backend);
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    std::string line;
     if (resolved == Backend::Gpu || resolved == Backend::Both) {
-      int dev = gpu_select(opt.device, rank);
+      int dev = gpu_select(opt.device, local_rank);
       DeviceInfo d = gpu_info(dev);
-      std::printf("wrfgpu_replay: GPU %d %s (cc %d.%d, PCI %s), backend %s, mode %s\n", dev,
-                  d.name.c_str(), d.cc_major, d.cc_minor, d.pci_bus_id.c_str(), to_string(resolved),
-                  to_string(opt.mode));
+      char b[512];
+      std::snprintf(b, sizeof b, "rank %d on %s: GPU %d %s (cc %d.%d, PCI %s)%s", rank, host, dev,
+                    d.name.c_str(), d.cc_major, d.cc_minor, d.pci_bus_id.c_str(),
+                    local_size > gpu_count() ? " [shared: more ranks than GPUs on this node]" : "");
+      line = b;
     } else {
-      std::printf("wrfgpu_replay: backend cpu, mode %s\n", to_string(opt.mode));
+      line = "rank " + std::to_string(rank) + " on " + host + ": CPU backend";
     }
+    // Every rank reports its binding once; rank 0 prints them in rank order.
+    {
+      const int L = 512;
+      std::vector<char> mine(L, 0), all(rank == 0 ? (std::size_t)L * size : 1, 0);
+      std::snprintf(mine.data(), L, "%s", line.c_str());
+      MPI_Gather(mine.data(), L, MPI_CHAR, all.data(), L, MPI_CHAR, 0, MPI_COMM_WORLD);
+      if (rank == 0 && !opt.quiet)
+        for (int r = 0; r < size; ++r) std::printf("wrfgpu_replay: %s\n", all.data() + (std::size_t)r * L);
+    }
+    if (rank == 0)
+      std::printf("wrfgpu_replay: %d rank%s, backend %s, mode %s\n", size, size > 1 ? "s" : "",
+                  to_string(resolved), to_string(opt.mode));
     std::vector<FileResult> results;
     bool all_pass = true;
     bool input_error = false;
@@ -275,14 +401,20 @@ int main(int argc, char** argv) {
       std::vector<OutputField> outs;
       FileResult r;
       try {
-        r = replay_file(opt.files[n], opt, resolved, opt.write_outputs.empty() ? nullptr : &outs);
+        r = replay_file(opt.files[n], opt, resolved, rank, size, opt.write_outputs.empty() ? nullptr : &outs);
       } catch (const InputError& e) {
+        // Every rank reads the same file, so every rank sees the same bad input.
         r.file = opt.files[n];
         r.error = e.what();
         r.pass = false;
         input_error = true;
-        std::fprintf(stderr, "wrfgpu_replay: %s\n", e.what());
+        if (rank == 0) std::fprintf(stderr, "wrfgpu_replay: %s\n", e.what());
       }
+      if (!opt.write_outputs.empty() && r.error.empty()) {
+        NcFile f(opt.files[n]);
+        gather_outputs(outs, f, rank, size);
+      }
+      if (rank != 0) { results.push_back(r); continue; }
       print_file_result(r);
       if (!opt.plot_dir.empty() && r.error.empty()) {
         std::string why;
@@ -299,6 +431,10 @@ int main(int argc, char** argv) {
       }
       all_pass = all_pass && r.pass;
       results.push_back(r);
+    }
+    if (rank != 0) {
+      MPI_Finalize();
+      return input_error ? 2 : (all_pass ? 0 : 1);
     }
     if (!opt.report.empty()) {
       std::string v = version_text();

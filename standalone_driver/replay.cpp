@@ -8,7 +8,32 @@ std::map<std::string, ReplayFactory>& replay_registry() {
   return r;
 }
 
-std::unique_ptr<Replay> open_replay(const std::string& path) {
+Patch decompose(int ni, int nj, int rank, int nranks) {
+  Patch p;
+  p.rank = rank;
+  p.nranks = nranks;
+  int px = 1;
+  for (int d = 1; d * d <= nranks; ++d)
+    if (nranks % d == 0) px = d;
+  int py = nranks / px;
+  if (px > ni || py > nj)
+    throw InputError("cannot decompose " + std::to_string(ni) + "x" + std::to_string(nj) +
+                     " columns over " + std::to_string(nranks) + " ranks (" + std::to_string(px) +
+                     "x" + std::to_string(py) + " patches)");
+  p.px = px;
+  p.py = py;
+  int ri = rank % px, rj = rank / px;
+  auto split = [](int n, int parts, int idx, int& start, int& len) {
+    int base = n / parts, extra = n % parts;
+    len = base + (idx < extra ? 1 : 0);
+    start = idx * base + (idx < extra ? idx : extra);
+  };
+  split(ni, px, ri, p.i0, p.ni);
+  split(nj, py, rj, p.j0, p.nj);
+  return p;
+}
+
+std::unique_ptr<Replay> open_replay(const std::string& path, const Patch& patch) {
   NcFile f(path);
   if (!f.has_att("capture_format"))
     throw InputError(path + ": global attribute 'capture_format' is missing: not a wrfgpu capture file");
@@ -23,11 +48,12 @@ std::unique_ptr<Replay> open_replay(const std::string& path) {
     for (auto& kv : reg) known += (known.empty() ? "" : ", ") + kv.first;
     throw InputError(path + ": unknown kernel '" + kernel + "' (this driver knows: " + known + ")");
   }
-  return it->second(f);
+  return it->second(f, patch);
 }
 
 std::vector<float> read_checked(const NcFile& f, const std::string& var,
-                                const std::vector<std::string>& dims) {
+                                const std::vector<std::string>& dims, const Patch& patch, int halo,
+                                int region_offset_i, int region_offset_j) {
   if (!f.has_var(var)) throw InputError(f.path() + ": variable '" + var + "' is missing");
   auto names = f.var_dim_names(var);
   if (names != dims) {
@@ -37,9 +63,21 @@ std::vector<float> read_checked(const NcFile& f, const std::string& var,
     throw InputError(f.path() + ": variable '" + var + "' has dimensions (" + got + "), expected (" +
                      want + ")");
   }
-  std::vector<std::size_t> shape;
-  for (auto& d : dims) shape.push_back(f.dim_len(d));
-  return f.read_float(var, shape);
+  std::vector<std::size_t> start, count;
+  for (auto& d : dims) {
+    std::size_t n = f.dim_len(d);
+    if (d == "west_east" && patch.ni >= 0) {
+      start.push_back(region_offset_i + patch.i0 - halo);
+      count.push_back(patch.ni + 2 * halo);
+    } else if (d == "south_north" && patch.nj >= 0) {
+      start.push_back(region_offset_j + patch.j0 - halo);
+      count.push_back(patch.nj + 2 * halo);
+    } else {
+      start.push_back(0);
+      count.push_back(n);
+    }
+  }
+  return f.read_float_slab(var, start, count);
 }
 
 }  // namespace wrfgpu

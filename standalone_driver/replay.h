@@ -16,13 +16,27 @@ struct PhaseTimes {
   double read_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
 };
 
-// One output field of a call, dense in capture order (NetCDF order: slowest first).
+// A rank's part of a captured tile: columns i0..i0+ni-1, j0..j0+nj-1 as 0-based offsets
+// within the tile (mass points), as WRF decomposes a domain into patches. The default is the
+// whole tile (one rank).
+struct Patch {
+  int i0 = 0, ni = -1, j0 = 0, nj = -1;  // ni/nj < 0: the whole tile
+  int rank = 0, nranks = 1, px = 1, py = 1;
+};
+// WRF-like 2-D decomposition of ni x nj columns over nranks: px x py tasks with px <= py and
+// px*py = nranks as close to square as possible; remainder columns go to the first patches.
+Patch decompose(int ni, int nj, int rank, int nranks);
+
+// One output field of a call, dense in capture order (NetCDF order: slowest first), for the
+// patch this rank ran. The last dimension is west_east; south_north is 3rd from last (2nd
+// for 2-D fields).
 struct OutputField {
   std::string name;                 // our name, e.g. "th"
   std::string ref_var;              // the capture variable holding WRF's value, e.g. "th_out"
-  std::vector<std::size_t> shape;   // e.g. {south_north, bottom_top, west_east}
+  std::vector<std::size_t> shape;   // e.g. {south_north, bottom_top, west_east} of the patch
   std::vector<float> data;
   bool compare_plmv = true;         // 3-D fields get the per-level mean variance
+  std::size_t off_i = 0, off_j = 0; // the patch's offset within the capture's full field
 };
 
 // Work of one call, for rates: bytes across PCIe each way, the fewest bytes the kernels must
@@ -49,17 +63,21 @@ class Replay {
   virtual WorkCounts work() const { return {}; }
 };
 
-using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&)>;
+using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&, const Patch&)>;
 // Registry keyed by the capture's `kernel` attribute.
 std::map<std::string, ReplayFactory>& replay_registry();
 struct RegisterReplay {
   RegisterReplay(const std::string& kernel, ReplayFactory f) { replay_registry()[kernel] = f; }
 };
 // Opens `path`, checks capture_format, dispatches on `kernel`. InputError on anything wrong.
-std::unique_ptr<Replay> open_replay(const std::string& path);
+std::unique_ptr<Replay> open_replay(const std::string& path, const Patch& patch = Patch());
 
-// Helpers for adapters: read a capture variable and check its dimension names and sizes.
+// Helpers for adapters: read a capture variable, check its dimension names, and read only
+// the patch's columns plus `halo` on each side (west_east, south_north); the other
+// dimensions whole. The patch offsets are within the tile; `region_offset_*` is where the
+// tile starts in the stored region (e.g. 4 for a capture stored with a halo of 4).
 std::vector<float> read_checked(const NcFile& f, const std::string& var,
-                                const std::vector<std::string>& dims);
+                                const std::vector<std::string>& dims, const Patch& patch = Patch(),
+                                int halo = 0, int region_offset_i = 0, int region_offset_j = 0);
 
 }  // namespace wrfgpu

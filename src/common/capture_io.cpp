@@ -111,6 +111,26 @@ std::vector<float> NcFile::read_float(const std::string& name,
   return v;
 }
 
+std::vector<float> NcFile::read_float_slab(const std::string& name,
+                                           const std::vector<std::size_t>& start,
+                                           const std::vector<std::size_t>& count) const {
+  auto s = var_shape(name);
+  if (start.size() != s.size() || count.size() != s.size())
+    throw InputError(path_ + ": variable '" + name + "' has " + std::to_string(s.size()) +
+                     " dimensions, a slab of " + std::to_string(start.size()) + " was asked for");
+  std::size_t n = 1;
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (start[d] + count[d] > s[d])
+      throw InputError(path_ + ": variable '" + name + "': slab " + shape_str(start) + "+" +
+                       shape_str(count) + " outside its dimensions " + shape_str(s));
+    n *= count[d];
+  }
+  std::vector<float> v(n);
+  NC_TRY(nc_get_vara_float(ncid_, varid(name), start.data(), count.data(), v.data()),
+         "reading variable '" + name + "'");
+  return v;
+}
+
 std::vector<double> NcFile::read_double(const std::string& name,
                                         const std::vector<std::size_t>& expect) const {
   auto s = var_shape(name);

@@ -30,6 +30,9 @@ class NcFile {
                                 const std::vector<std::size_t>& expect = {}) const;
   std::vector<double> read_double(const std::string& name,
                                   const std::vector<std::size_t>& expect = {}) const;
+  // Hyperslab read: `start`/`count` per dimension, NetCDF order.
+  std::vector<float> read_float_slab(const std::string& name, const std::vector<std::size_t>& start,
+                                     const std::vector<std::size_t>& count) const;
   // Attributes; var == "" means global. Missing -> InputError (or the default in *_or).
   double att_double(const std::string& name, const std::string& var = "") const;
   int att_int(const std::string& name, const std::string& var = "") const;
