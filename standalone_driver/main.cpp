@@ -446,11 +446,14 @@ int main(int argc, char** argv) {
     std::printf("\nwrfgpu_replay: %zu of %zu files pass\n", npass, results.size());
     status = input_error ? 2 : (all_pass ? 0 : 1);
   } catch (const InputError& e) {
-    std::fprintf(stderr, "wrfgpu_replay: %s\n", e.what());
     status = 2;
+    std::fprintf(stderr, "wrfgpu_replay: rank %d: %s\n", rank, e.what());
+    // Under MPI the other ranks may be waiting in a collective: stop them all, never hang.
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, status);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "wrfgpu_replay: %s\n", e.what());
     status = 1;
+    std::fprintf(stderr, "wrfgpu_replay: rank %d: %s\n", rank, e.what());
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, status);
   }
   MPI_Finalize();
   return status;
