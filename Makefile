@@ -21,7 +21,7 @@ INCS    := $(addprefix -I,$(KDIRS)) -Isrc $(NETCDF_CFLAGS)
 DEFS    := -DWRFGPU_HAVE_CUDA=$(CUDA)
 
 CXXSTD      := -std=c++17
-CXXFLAGS    ?= -O2 -g
+CXXFLAGS    ?= -O2 -g -ffp-contract=off
 CXXBASE     := $(CXXSTD) -fPIC $(OPENMP_FLAGS) -Wall -Wno-unknown-pragmas $(DEFS) $(INCS)
 CXX_STRICT  := -O2 -ffp-contract=off -fno-fast-math
 CXX_FAST    := -O3 -ffast-math

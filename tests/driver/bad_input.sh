@@ -57,14 +57,12 @@ cdl wsm5 "$QV" "" 7 | ncgen -4 -o "$tmp/fmt7.nc"
 expect "unknown format version" "$tmp/fmt7.nc" "fmt7.nc" "capture_format = '7'"
 cdl radm9 "$QV" | ncgen -4 -o "$tmp/kernel.nc"
 expect "unknown kernel" "$tmp/kernel.nc" "kernel.nc" "unknown kernel 'radm9'"
-if $drv --version >/dev/null 2>&1 && strings $drv | grep -q "Wsm5Replay\|wsm5_out\|th_out"; then
-  cdl wsm5 "$QV" qr | ncgen -4 -o "$tmp/noqr.nc"
-  expect "missing variable" "$tmp/noqr.nc" "noqr.nc" "'qr' is missing"
-  cdl wsm5 "$QVNAN" | ncgen -4 -o "$tmp/nan.nc"
-  expect "NaN in an input" "$tmp/nan.nc" "qv" "NaN\|non-finite\|not finite"
-  ncdump "$tmp/good.nc" | sed 's/th(south_north, bottom_top, west_east)/th(bottom_top, south_north, west_east)/' | ncgen -4 -o "$tmp/dims.nc"
-  expect "wrong dimensions" "$tmp/dims.nc" "dims.nc" "'th' has dimensions"
-fi
+cdl wsm5 "$QV" qr | ncgen -4 -o "$tmp/noqr.nc"
+expect "missing variable" "$tmp/noqr.nc" "noqr.nc" "'qr' is missing"
+cdl wsm5 "$QVNAN" | ncgen -4 -o "$tmp/nan.nc"
+expect "NaN in an input" "$tmp/nan.nc" "qv" "NaN\|non-finite\|not finite"
+ncdump "$tmp/good.nc" | sed 's/th(south_north, bottom_top, west_east)/th(bottom_top, south_north, west_east)/' | ncgen -4 -o "$tmp/dims.nc"
+expect "wrong dimensions" "$tmp/dims.nc" "dims.nc" "'th' has dimensions"
 # Bad options are bad input too.
 out=$($drv "$tmp/good.nc" --mode turbo 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$out" | grep -q "turbo"; then echo "ok   bad option value"; else echo "FAIL bad option value ($rc): $out"; fails=$((fails+1)); fi

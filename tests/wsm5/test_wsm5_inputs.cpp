@@ -1,0 +1,244 @@
+// test_wsm5_inputs.cpp - bad input, WRF memory layout with halos, tiles; and the GPU backend
+// against the CPU backend (GPU tests skip without a GPU).
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "wsm5_case.h"
+
+using namespace wsm5_test;
+
+namespace {
+
+// A Case embedded in WRF-like memory with a halo of `h` cells in i and j and extra levels
+// above kte, filled with a sentinel; returns the State pointing into that memory.
+struct Embedded {
+  WrfDims d;
+  std::map<std::string, std::vector<float>> m;
+  wsm5::State s;
+  static constexpr float kSentinel = -777.f;
+  Embedded(const Case& k, int h) {
+    d = k.dims;
+    d.ims = d.its - h; d.ime = d.ite + h;
+    d.jms = d.jts - h; d.jme = d.jte + h;
+    d.kms = d.kts; d.kme = d.kte + 1;
+    for (const auto& kv : k.in) {
+      const bool three = kv.second.size() == k.ni * k.nk * k.nj;
+      std::vector<float> v(three ? d.size3() : d.size2(), kSentinel);
+      for (std::size_t j = 0; j < k.nj; ++j)
+        for (std::size_t i = 0; i < k.ni; ++i) {
+          if (three) {
+            for (std::size_t kk = 0; kk < k.nk; ++kk)
+              v[d.idx3(d.its + i, d.kts + kk, d.jts + j)] = kv.second[(j * k.nk + kk) * k.ni + i];
+          } else {
+            v[d.idx2(d.its + i, d.jts + j)] = kv.second[j * k.ni + i];
+          }
+        }
+      m[kv.first] = v;
+    }
+    for (const char* n : {"rainncv", "snowncv", "sr"}) m[n].assign(d.size2(), kSentinel);
+    for (const char* n : {"re_cloud", "re_ice", "re_snow"}) m[n].assign(d.size3(), kSentinel);
+    s.th = m["th"].data(); s.qv = m["qv"].data(); s.qc = m["qc"].data(); s.qr = m["qr"].data();
+    s.qi = m["qi"].data(); s.qs = m["qs"].data(); s.den = m["rho"].data(); s.pii = m["pii"].data();
+    s.p = m["p"].data(); s.delz = m["dz"].data(); s.rain = m["rainnc"].data();
+    s.rainncv = m["rainncv"].data(); s.sr = m["sr"].data(); s.snow = m["snownc"].data();
+    s.snowncv = m["snowncv"].data(); s.re_cloud = m["re_cloud"].data();
+    s.re_ice = m["re_ice"].data(); s.re_snow = m["re_snow"].data();
+  }
+  float& at3(const char* n, int i, int k, int j) { return m[n][d.idx3(i, k, j)]; }
+  // Every value outside the tile still holds the sentinel.
+  void expect_outside_untouched(const Case& k) {
+    for (auto& kv : m) {
+      const bool three = kv.second.size() == d.size3();
+      for (int j = d.jms; j <= d.jme; ++j)
+        for (int i = d.ims; i <= d.ime; ++i) {
+          const bool in_ij = i >= d.its && i <= d.ite && j >= d.jts && j <= d.jte;
+          if (!three) {
+            if (!in_ij) {
+              ASSERT_EQ(kv.second[d.idx2(i, j)], kSentinel) << kv.first << " " << i << "," << j;
+            }
+            continue;
+          }
+          for (int kk = d.kms; kk <= d.kme; ++kk) {
+            const bool in = in_ij && kk >= d.kts && kk <= d.kte;
+            if (!in) {
+              ASSERT_EQ(kv.second[d.idx3(i, kk, j)], kSentinel)
+                  << kv.first << " (" << i << "," << kk << "," << j << ")";
+            }
+          }
+        }
+    }
+    (void)k;
+  }
+};
+
+Case small_case() { return load_case(wrfgpu_test::data_file("wsm5_synth_12s_wrfref.nc")); }
+
+bool have_case() {
+  return !data_files("wsm5_synth_12s").empty();
+}
+
+wsm5::Options with_re() {
+  wsm5::Options o;
+  o.has_reqc = o.has_reqi = o.has_reqs = 1;
+  return o;
+}
+
+}  // namespace
+
+TEST(Wsm5Input, NaNNamesFieldAndIndex) {
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  Embedded e(k, 2);
+  e.at3("qr", e.d.its + 3, e.d.kts + 7, e.d.jts + 2) = std::numeric_limits<float>::quiet_NaN();
+  e.at3("qr", e.d.its + 1, e.d.kts + 9, e.d.jts + 4) = std::numeric_limits<float>::infinity();
+  try {
+    wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s);
+    FAIL() << "no error for NaN in qr";
+  } catch (const InputError& x) {
+    const std::string m = x.what();
+    EXPECT_NE(m.find("qr"), std::string::npos) << m;
+    EXPECT_NE(m.find("NaN"), std::string::npos) << m;
+    const std::string where = "(" + std::to_string(e.d.its + 3) + "," + std::to_string(e.d.kts + 7) +
+                              "," + std::to_string(e.d.jts + 2) + ")";
+    EXPECT_NE(m.find(where), std::string::npos) << m << " should name " << where;
+  }
+  // a NaN in the halo is not our business
+  Embedded h(k, 2);
+  h.at3("th", h.d.ims, h.d.kts, h.d.jms) = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NO_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, h.d, k.delt, h.s));
+  // non-positive density
+  Embedded z(k, 0);
+  z.at3("rho", z.d.its, z.d.kte, z.d.jte) = 0.f;
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, z.d, k.delt, z.s), InputError);
+}
+
+TEST(Wsm5Input, BoundsOutsideMemoryOrData) {
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  Embedded e(k, 1);
+  WrfDims d = e.d;
+  d.ite = d.ime + 1;
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, d, k.delt, e.s), InputError);
+  d = e.d;
+  d.jts = d.jms - 1;
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, d, k.delt, e.s), InputError);
+  d = e.d;
+  d.kte = d.kme + 1;
+  try {
+    wsm5::run(Backend::Cpu, Mode::Strict, k.c, d, k.delt, e.s);
+    FAIL();
+  } catch (const InputError& x) {
+    EXPECT_NE(std::string(x.what()).find("k="), std::string::npos) << x.what();
+  }
+  d = e.d;
+  d.kde = d.kte - 1;  // kte beyond the domain's levels
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, d, k.delt, e.s), InputError);
+  d = e.d;
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, d, -1.f, e.s), InputError);
+  wsm5::State s = e.s;
+  s.den = nullptr;
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, s), InputError);
+  s = e.s;
+  s.snowncv = nullptr;  // snow without snowncv
+  EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, s), InputError);
+}
+
+TEST(Wsm5Input, RadarReflectivityNotYetIsAClearError) {
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  Embedded e(k, 0);
+  std::vector<float> refl(e.d.size3(), 0.f);
+  e.s.refl_10cm = refl.data();
+  wsm5::Options o;
+  o.diagflag = true;
+  o.do_radar_ref = 1;
+  try {
+    wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s, o);
+    FAIL();
+  } catch (const RuntimeError& x) {
+    EXPECT_NE(std::string(x.what()).find("not yet"), std::string::npos) << x.what();
+  }
+  o.diagflag = false;  // not a history step: no reflectivity, runs
+  EXPECT_NO_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s, o));
+}
+
+// WRF memory with halos: only the tile is written, and results equal the dense run.
+TEST(Wsm5Layout, HaloUntouchedAndSameAsDense) {
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  const Result dense = run_case(k, Backend::Cpu, Mode::Strict);
+  Embedded e(k, 3);
+  wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s, with_re());
+  e.expect_outside_untouched(k);
+  for (const char* n : {"th", "qv", "qc", "qr", "qi", "qs", "re_cloud", "re_ice", "re_snow"})
+    for (std::size_t j = 0; j < k.nj; ++j)
+      for (std::size_t kk = 0; kk < k.nk; ++kk)
+        for (std::size_t i = 0; i < k.ni; ++i)
+          ASSERT_EQ(e.at3(n, e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                    dense.out.at(n)[(j * k.nk + kk) * k.ni + i]) << n;
+}
+
+// Running two sub-tiles gives the same as one tile (columns are independent).
+TEST(Wsm5Layout, SubTilesEqualWholeTile) {
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  Embedded a(k, 0), b(k, 0);
+  wsm5::run(Backend::Cpu, Mode::Strict, k.c, a.d, k.delt, a.s);
+  WrfDims d1 = b.d, d2 = b.d;
+  d1.jte = b.d.jts + (int)k.nj / 2 - 1;
+  d2.jts = d1.jte + 1;
+  d2.its = b.d.its;
+  wsm5::run(Backend::Cpu, Mode::Strict, k.c, d1, k.delt, b.s);
+  wsm5::run(Backend::Cpu, Mode::Strict, k.c, d2, k.delt, b.s);
+  for (const char* n : {"th", "qv", "qc", "qr", "qi", "qs", "rainnc", "rainncv", "sr"})
+    EXPECT_EQ(bit_differences(a.m[n], b.m[n]), 0u) << n;
+}
+
+// ----------------------------------------------------------------------------- GPU
+TEST(Wsm5Gpu, MatchesCpuStrictAndFast) {
+  WRFGPU_REQUIRE_GPU();
+  const auto files = data_files("wsm5_synth_");
+  ASSERT_FALSE(files.empty());
+  for (const auto& path : files) {
+    const Case k = load_case(path);
+    for (Mode m : {Mode::Strict, Mode::Fast}) {
+      const Result cpu = run_case(k, Backend::Cpu, m);
+      const Result gpu = run_case(k, Backend::Gpu, m);
+      for (const char* n : {"th", "qv", "qc", "qr", "qi", "qs", "re_cloud", "re_ice", "re_snow"}) {
+        const FieldStats s = compare_field(n, cpu.out.at(n).data(), gpu.out.at(n).data(), k.ni,
+                                           k.nk, k.nj, 1e-12);
+        std::printf("  %s %-6s gpu vs cpu %-8s plmv %.3e max_rel %.3e\n", path.c_str(),
+                    to_string(m), n, s.plmv, s.max_rel);
+        EXPECT_EQ(s.nonfinite, 0u);
+        EXPECT_LE(s.plmv, m == Mode::Strict ? 1.2e-5 : 2e-3) << path << " " << n;
+      }
+      const double rc = total(cpu.out.at("rainnc")), rg = total(gpu.out.at("rainnc"));
+      EXPECT_NEAR(rg, rc, 1e-5 * rc) << path;
+      EXPECT_GE(gpu.timing.kernel_ms, 0.0);
+      EXPECT_EQ(gpu.timing.backend, Backend::Gpu);
+    }
+  }
+}
+
+TEST(Wsm5Gpu, HaloUntouchedSlabsAndBoth) {
+  WRFGPU_REQUIRE_GPU();
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  const Result one = run_case(k, Backend::Gpu, Mode::Strict);
+  for (int slabs : {1, 3, 6}) {
+    Embedded e(k, 2);
+    wsm5::Options o = with_re();
+    o.gpu_slabs = slabs;
+    o.gpu_streams = 2;
+    wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, e.s, o);
+    e.expect_outside_untouched(k);
+    for (std::size_t j = 0; j < k.nj; ++j)
+      for (std::size_t kk = 0; kk < k.nk; ++kk)
+        for (std::size_t i = 0; i < k.ni; ++i)
+          ASSERT_EQ(e.at3("qr", e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                    one.out.at("qr")[(j * k.nk + kk) * k.ni + i]) << "slabs " << slabs;
+  }
+  Embedded b(k, 1);
+  EXPECT_NO_THROW(wsm5::run(Backend::Both, Mode::Strict, k.c, b.d, k.delt, b.s));
+}
