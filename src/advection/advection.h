@@ -1,0 +1,104 @@
+// advection.h - public API of the scalar advection kernel: WRF's positive-definite advection
+// (advect_scalar_pd, last Runge-Kutta step) and the unlimited advect_scalar (RK steps 1 and 2),
+// h_sca_adv_order = 5, v_sca_adv_order = 3, batched over all tracers of one WRF 4-D array.
+//
+// Arrays are WRF's, in WRF memory layout (i fastest, ims:ime, kms:kme, jms:jme; see
+// wrf_dims.h); 4-D tracer arrays are species-last: species n (0-based in this call) starts at
+// base + n*spec_stride. Pass moist(ims,kms,jms,PARAM_FIRST_SCALAR) and nspec = num_moist-1 to
+// advect every moist species at once. Nothing is copied on the CPU backend; the GPU backend
+// copies only the region the scheme reads (tile + halo) and the tile of the tendency.
+#pragma once
+#include <cstddef>
+#include <string>
+#include "modes.h"
+#include "wrf_dims.h"
+
+namespace wrfgpu {
+namespace advection {
+
+// The config_flags members advect_scalar_pd / advect_scalar read.
+struct AdvectFlags {
+  int h_order = 5;  // h_sca_adv_order (only 5 is supported)
+  int v_order = 3;  // v_sca_adv_order (only 3 is supported)
+  bool periodic_x = false, periodic_y = false;
+  bool symmetric_xs = false, symmetric_xe = false, symmetric_ys = false, symmetric_ye = false;
+  bool open_xs = false, open_xe = false, open_ys = false, open_ye = false;
+  bool specified = false, nested = false;
+  bool polar = false;  // not supported: InputError
+};
+
+struct AdvectInputs {
+  // ids..kde (staggered domain), ims..kme (memory), its..kte (tile exactly as WRF passes it to
+  // advect_scalar_pd: ite may be ide, kte must be kde, kts must be kds).
+  WrfDims dims;
+  int nspec = 1;
+  std::size_t spec_stride = 0;  // elements between species of field/field_old/tendency; 0 = size3
+  const float* field = nullptr;      // scalar (RK stage value)           4-D
+  const float* field_old = nullptr;  // scalar_old (pd: time n + physics)  4-D (may == field)
+  float* tendency = nullptr;         // advect_tend, written on the tile  4-D
+  float* h_tendency = nullptr;       // optional (WRF's tenddec), pd only 4-D
+  float* z_tendency = nullptr;       // optional (WRF's tenddec), pd only 4-D
+  const float *ru = nullptr, *rv = nullptr, *rom = nullptr;  // ru_m, rv_m, wwE (3-D, staggered)
+  const float *mut = nullptr, *mub = nullptr, *mu_old = nullptr;  // muts, mub, mu_1 (2-D)
+  const float *msftx = nullptr, *msfty = nullptr;                 // 2-D
+  const float *c1 = nullptr, *c2 = nullptr;  // c1h, c2h (kms:kme)
+  const float *fzm = nullptr, *fzp = nullptr, *rdzw = nullptr;  // fnm, fnp, rdnw (kms:kme)
+  float rdx = 0, rdy = 0;
+  float dt = 0;        // dt_rk of the last RK step (pd only)
+  int time_step = 1;   // namelist time_step: only its sign is used
+  AdvectFlags flags;
+  // false (default): the tendency starts from +0 on the tile, as after WRF's zero_tend (no read
+  // of the array). true: the result is added to what the array holds (WRF's INTENT(INOUT)).
+  bool accumulate = false;
+  // Check every input value the scheme reads for NaN/Inf first (InputError naming it).
+  bool check_finite = true;
+};
+
+// Timings of one call (GPU: CUDA events, summed over the species groups; with overlap, the
+// sum of the parts exceeds total_ms). CPU: kernel_ms = total_ms.
+struct AdvectTimings {
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
+  double pack_ms = 0;   // host packing/unpacking between WRF arrays and pinned buffers
+  double total_ms = 0;  // wall clock of the call (validation excluded)
+  std::size_t bytes_h2d = 0, bytes_d2h = 0;
+  int groups = 0, species_per_group = 0;
+  const char* backend = "";
+  // Backend::Both: comparison of the GPU result (returned) with the CPU one.
+  double both_max_abs_diff = 0;
+  std::size_t both_cells_differing = 0;
+};
+
+// GPU tuning (defaults chosen for H100/H200).
+struct GpuOptions {
+  int species_per_group = 0;  // 0: automatic (about 6 groups, at most 16 species each)
+  int species_per_thread = 4; // tracers one thread loops over (geometry computed once)
+};
+
+// Positive-definite advection (advect_scalar_pd). Throws InputError (bad input; nothing is
+// written), RuntimeError (no GPU, CUDA failure, strict-mode Both mismatch).
+void run_pd(Backend backend, Mode mode, const AdvectInputs& in, AdvectTimings* timings = nullptr,
+            const GpuOptions& gpu = GpuOptions());
+// Unlimited advection of RK steps 1 and 2 (advect_scalar; field_old is only read by the open
+// boundary terms, WRF passes field for it). mub, mu_old, msfty, dt are not used.
+void run_unlimited(Backend backend, Mode mode, const AdvectInputs& in,
+                   AdvectTimings* timings = nullptr, const GpuOptions& gpu = GpuOptions());
+
+// Validation alone (what run_* do first); throws InputError naming the problem.
+void validate(const AdvectInputs& in, bool pd);
+
+// Benchmark helper for the lead's wrfgpu_bench: builds a synthetic moist-like case of
+// nspec tracers on an nx x ny x nz domain (periodic in x, specified in y... see advection.md),
+// runs the pd scheme `reps` times and reports the best timings. bytes_min is the minimum DRAM
+// traffic of one call (tracer inputs read once, tendency written once, met fields once).
+struct BenchResult {
+  AdvectTimings best;      // the call with the smallest total_ms
+  double cpu_ms = -1;      // the OpenMP backend on the same case (if run_cpu)
+  std::size_t bytes_min = 0;
+  std::size_t cells = 0;   // cells * species of the tile
+  std::string note;
+};
+BenchResult bench_pd(Backend backend, Mode mode, int nx, int ny, int nz, int nspec, int reps,
+                     bool run_cpu, const GpuOptions& gpu = GpuOptions());
+
+}  // namespace advection
+}  // namespace wrfgpu

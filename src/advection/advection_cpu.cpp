@@ -1,0 +1,92 @@
+// advection_cpu.cpp - OpenMP backend of the scalar advection kernel. Compiled twice
+// (-DWRFGPU_MODE_NS=strict|fast). Works directly on the caller's WRF arrays.
+//
+// pd (advect_scalar_pd) in two stages, as the GPU does:
+//   1. limiter scale of every cell of the tile plus one ring (the ring cells scale the faces
+//      on the tile's edge); geometry of the six faces once per cell, then all tracers;
+//   2. tendency of every tile cell: open terms, z, x, y divergence of the limited fluxes.
+// unlimited (advect_scalar): one stage.
+#include <chrono>
+#include <vector>
+#include "advection_impl.h"
+
+namespace wrfgpu {
+namespace advection {
+namespace WRFGPU_MODE_NS {
+
+static void pd_cpu(const Prepared& p) {
+  const View v = cpu_view(p);
+  const AdvectInputs& in = *p.in;
+  const Box& R = p.ring;
+  const Box& T = p.tile;
+  const int ns = in.nspec;
+  const std::size_t rsz = R.size();
+  std::vector<float> scale((std::size_t)ns * rsz);
+  // ---- stage 1: limiter scales (advect_scalar_pd "positive definite filter") --------------
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int j = R.j0; j <= R.j1; ++j)
+    for (int k = R.k0; k <= R.k1; ++k) {
+      for (int i = R.i0; i <= R.i1; ++i) {
+        const std::size_t c = (std::size_t)(i - R.i0) + (std::size_t)R.ni() * ((k - R.k0) + (std::size_t)R.nk() * (j - R.j0));
+        const bool corner = (i < T.i0 || i > T.i1) && (j < T.j0 || j > T.j1);
+        if (corner || !pd_in_limiter(v, i, j)) {
+          for (int s = 0; s < ns; ++s) scale[(std::size_t)s * rsz + c] = 1.0f;
+          continue;
+        }
+        const CellFaces cf = pd_cell_faces(v, i, k, j);
+        for (int s = 0; s < ns; ++s)
+          scale[(std::size_t)s * rsz + c] = pd_cell_scale(v, cf, (std::size_t)s * v.sst, i, k, j);
+      }
+    }
+  // ---- stage 2: limited flux divergence into the tendency ---------------------------------
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int j = T.j0; j <= T.j1; ++j)
+    for (int k = T.k0; k <= T.k1; ++k) {
+      for (int i = T.i0; i <= T.i1; ++i) {
+        const CellFaces cf = pd_cell_faces(v, i, k, j, xdiv_cell(v, i), ydiv_cell(v, j));
+        ScaleLookup sc;
+        sc.i0 = R.i0; sc.ni = R.ni(); sc.k0 = R.k0; sc.nk = R.nk(); sc.j0 = R.j0;
+        sc.i = i; sc.k = k; sc.j = j;
+        for (int s = 0; s < ns; ++s) {
+          sc.p = scale.data() + (std::size_t)s * rsz;
+          const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+          const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+          const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
+          const PdOut r = pd_cell_tendency(v, cf, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
+          v.tend[o] = r.t;
+          if (v.htend) v.htend[o] = r.h;
+          if (v.ztend) v.ztend[o] = r.z;
+        }
+      }
+    }
+}
+
+static void un_cpu(const Prepared& p) {
+  const View v = cpu_view(p);
+  const Box& T = p.tile;
+  const int ns = p.in->nspec;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int j = T.j0; j <= T.j1; ++j)
+    for (int k = T.k0; k <= T.k1; ++k)
+      for (int s = 0; s < ns; ++s)
+        for (int i = T.i0; i <= T.i1; ++i) {
+          const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+          const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+          v.tend[o] = un_cell_tendency(v, (std::size_t)s * v.sst, i, k, j, t0);
+        }
+}
+
+void run_cpu(const Prepared& p, AdvectTimings* t) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (p.pd) pd_cpu(p); else un_cpu(p);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (t) {
+    t->kernel_ms = t->total_ms = ms;
+    t->groups = 1;
+    t->species_per_group = p.in->nspec;
+  }
+}
+
+}  // namespace WRFGPU_MODE_NS
+}  // namespace advection
+}  // namespace wrfgpu

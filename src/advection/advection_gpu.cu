@@ -1,0 +1,367 @@
+// advection_gpu.cu - CUDA backend of the scalar advection kernel. Compiled twice
+// (-DWRFGPU_MODE_NS=strict|fast); strict uses --fmad=false and IEEE division, so every face,
+// scale and tendency is computed by the same advection_physics.h functions in the same order
+// as the CPU backend: bitwise identical results.
+//
+// Data flow of one call (all tracers of one WRF 4-D array):
+//   met fields (ru, rv, rom, 2-D, 1-D): packed once into pinned memory, one H2D on stream 0;
+//   tracers in groups of G species, double buffered over two streams: while the GPU works on
+//   group g, the host packs group g+1 (field, and field_old unless it is the same array) into
+//   the other pinned slot; per group: H2D -> stage 1 (limiter scales, ring cells) -> stage 2
+//   (tendency of the tile) -> D2H of the tile only -> host unpacks into the WRF array.
+// Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+#include "advection_impl.h"
+#include "cuda_util.h"
+
+namespace wrfgpu {
+namespace advection {
+namespace WRFGPU_MODE_NS {
+
+namespace {
+
+struct KBox {  // box passed to kernels
+  int i0, ni, k0, nk, j0, nj;
+};
+KBox kbox(const Box& b) { return KBox{b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj()}; }
+
+// Stage 1: one thread per ring cell (i fastest), species of the group split over blockIdx.z
+// in chunks of spt; geometry of the six faces once per cell.
+__global__ void k_pd_scale(View v, float* __restrict__ scale, KBox r, int i_t0, int i_t1,
+                           int j_t0, int j_t1, int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lk = (blockIdx.y % ((r.nk + blockDim.y - 1) / blockDim.y)) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / ((r.nk + blockDim.y - 1) / blockDim.y);
+  if (li >= r.ni || lk >= r.nk || lj >= r.nj) return;
+  const int i = r.i0 + li, k = r.k0 + lk, j = r.j0 + lj;
+  const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
+  const std::size_t c = (std::size_t)li + (std::size_t)r.ni * (lk + (std::size_t)r.nk * lj);
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  const bool corner = (i < i_t0 || i > i_t1) && (j < j_t0 || j > j_t1);
+  if (corner || !pd_in_limiter(v, i, j)) {
+    for (int s = s0; s < s1; ++s) scale[(std::size_t)s * rsz + c] = 1.0f;
+    return;
+  }
+  const CellFaces cf = pd_cell_faces(v, i, k, j);
+  for (int s = s0; s < s1; ++s)
+    scale[(std::size_t)s * rsz + c] = pd_cell_scale(v, cf, (std::size_t)s * v.sst, i, k, j);
+}
+
+// Stage 2: one thread per tile cell; outputs in a dense tile box (v.mo), species stride v.ost.
+__global__ void k_pd_tend(View v, const float* __restrict__ scale, KBox r, KBox t, int ns,
+                          int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
+  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
+  const CellFaces cf = pd_cell_faces(v, i, k, j, xdiv_cell(v, i), ydiv_cell(v, j));
+  ScaleLookup sc;
+  sc.i0 = r.i0; sc.ni = r.ni; sc.k0 = r.k0; sc.nk = r.nk; sc.j0 = r.j0;
+  sc.i = i; sc.k = k; sc.j = j;
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  for (int s = s0; s < s1; ++s) {
+    sc.p = scale + (std::size_t)s * rsz;
+    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+    const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
+    const PdOut res = pd_cell_tendency(v, cf, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
+    v.tend[o] = res.t;
+    if (v.htend) v.htend[o] = res.h;
+    if (v.ztend) v.ztend[o] = res.z;
+  }
+}
+
+__global__ void k_un_tend(View v, KBox t, int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
+  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  for (int s = s0; s < s1; ++s) {
+    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+    v.tend[o] = un_cell_tendency(v, (std::size_t)s * v.sst, i, k, j, t0);
+  }
+}
+
+// Buffers reused across calls (grow only). One set per numerical mode; calls are not
+// thread-safe (WRF calls from one thread per rank).
+struct Slot {
+  PinnedBuffer<float> pin_in, pin_out;
+  DeviceBuffer<float> d_in, d_out, d_scale;
+  cudaEvent_t ev[4];  // start, h2d done, kernels done, d2h done
+};
+struct State {
+  PinnedBuffer<float> pin_met;
+  DeviceBuffer<float> d_met;
+  Slot slot[2];
+  StreamSet streams{2};
+  cudaEvent_t met_done;
+  bool init = false;
+  void ensure() {
+    if (init) return;
+    WRFGPU_CUDA_CHECK(cudaEventCreate(&met_done));
+    for (auto& s : slot)
+      for (auto& e : s.ev) WRFGPU_CUDA_CHECK(cudaEventCreate(&e));
+    init = true;
+  }
+};
+State& state() {
+  static State s;
+  s.ensure();
+  return s;
+}
+
+// Copy box b of a WRF 3-D array (caller layout d) into dense dst (i fastest), and back.
+// Rows are spread over the host's OpenMP threads (the pageable->pinned copy is the host cost).
+void pack3(const float* src, const WrfDims& d, const Box& b, float* dst) {
+  const std::size_t n = b.ni();
+  const int nk = b.nk(), nj = b.nj();
+#pragma omp parallel for collapse(2) schedule(static) if (n * nk * nj > 65536)
+  for (int j = 0; j < nj; ++j)
+    for (int k = 0; k < nk; ++k)
+      std::memcpy(dst + n * ((std::size_t)k + (std::size_t)nk * j), src + d.idx3(b.i0, b.k0 + k, b.j0 + j),
+                  n * sizeof(float));
+}
+void pack2(const float* src, const WrfDims& d, const Box& b, float* dst) {
+  const std::size_t n = b.ni();
+  for (int j = b.j0; j <= b.j1; ++j) {
+    std::memcpy(dst, src + d.idx2(b.i0, j), n * sizeof(float));
+    dst += n;
+  }
+}
+void unpack3(const float* src, const WrfDims& d, const Box& b, float* dst) {
+  const std::size_t n = b.ni();
+  const int nk = b.nk(), nj = b.nj();
+#pragma omp parallel for collapse(2) schedule(static) if (n * nk * nj > 65536)
+  for (int j = 0; j < nj; ++j)
+    for (int k = 0; k < nk; ++k)
+      std::memcpy(dst + d.idx3(b.i0, b.k0 + k, b.j0 + j), src + n * ((std::size_t)k + (std::size_t)nk * j),
+                  n * sizeof(float));
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
+  const auto tstart = std::chrono::steady_clock::now();
+  NvtxRange nv_all(p.pd ? "advect_pd" : "advect_unlimited");
+  State& st = state();
+  const AdvectInputs& in = *p.in;
+  const WrfDims& ud = in.dims;
+  const Box& R = p.region;  // i/j region, k = kts..ktf
+  const Box& T = p.tile;
+  const Box& RG = p.ring;
+  const int ns = in.nspec;
+  const std::size_t r3 = R.size(), r2 = (std::size_t)R.ni() * R.nj(), nk1 = (std::size_t)ud.nz();
+  const std::size_t t3 = T.size(), rg3 = p.pd ? RG.size() : 0;
+  const bool sep_fo = p.pd ? !p.fo_is_f : (!p.fo_is_f && (p.bc.open_xs || p.bc.open_xe || p.bc.open_ys || p.bc.open_ye));
+  const int nout = 1 + (in.h_tendency ? 1 : 0) + (in.z_tendency ? 1 : 0);
+  const bool acc = in.accumulate;
+  // species per group
+  int G = opt.species_per_group;
+  if (G <= 0) G = std::max(1, std::min(16, (ns + 5) / 6));
+  G = std::min(G, ns);
+  const int ngroups = (ns + G - 1) / G;
+  const int spt = std::max(1, opt.species_per_thread);
+
+  // ---- met fields: one packed buffer ------------------------------------------------------
+  const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
+  float* pm = st.pin_met.reserve(met_n);
+  float* dm = st.d_met.reserve(met_n);
+  double pack_ms = 0;
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    float* q = pm;
+    const float* a3[3] = {in.ru, in.rv, in.rom};
+    for (const float* a : a3) { pack3(a, ud, R, q); q += r3; }
+    const float* a2[5] = {in.mut, in.mub, in.mu_old, in.msftx, in.msfty};
+    for (const float* a : a2) {
+      if (a) pack2(a, ud, R, q); else std::memset(q, 0, r2 * sizeof(float));
+      q += r2;
+    }
+    const float* a1[5] = {in.c1, in.c2, in.fzm, in.fzp, in.rdzw};
+    for (const float* a : a1) {
+      if (a) std::memcpy(q, a, nk1 * sizeof(float)); else std::memset(q, 0, nk1 * sizeof(float));
+      q += nk1;
+    }
+    pack_ms += ms_since(t0);
+  }
+  cudaStream_t s0 = st.streams[0];
+  EventTimer met_timer;
+  met_timer.start(s0);
+  WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, pm, met_n * sizeof(float), cudaMemcpyHostToDevice, s0));
+  met_timer.stop(s0);
+  WRFGPU_CUDA_CHECK(cudaEventRecord(st.met_done, s0));
+  std::size_t bytes_h2d = met_n * sizeof(float), bytes_d2h = 0;
+
+  // ---- device view ------------------------------------------------------------------------
+  View v = cpu_view(p);
+  v.mt = R.as_memory(ud);
+  v.mm = R.as_memory(ud);
+  v.mo = T.as_memory(ud);
+  v.sst = r3;
+  v.ost = t3;
+  v.ru = dm; v.rv = dm + r3; v.rom = dm + 2 * r3;
+  const float* d2 = dm + 3 * r3;
+  v.mut = d2; v.mub = d2 + r2; v.mu_old = d2 + 2 * r2; v.msftx = d2 + 3 * r2; v.msfty = d2 + 4 * r2;
+  const float* d1 = d2 + 5 * r2;
+  v.c1 = d1; v.c2 = d1 + nk1; v.fzm = d1 + 2 * nk1; v.fzp = d1 + 3 * nk1; v.rdzw = d1 + 4 * nk1;
+  v.k1d = ud.kms;
+
+  // per-group sizes (elements)
+  const std::size_t in_per_sp = r3 * (sep_fo ? 2 : 1) + (acc ? t3 * (in.h_tendency ? 2 : 1) : 0);
+  const std::size_t out_per_sp = t3 * nout;
+  for (auto& sl : st.slot) {
+    sl.pin_in.reserve(in_per_sp * G);
+    sl.pin_out.reserve(out_per_sp * G);
+    sl.d_in.reserve(in_per_sp * G);
+    sl.d_out.reserve(out_per_sp * G);
+    sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
+  }
+  const dim3 blk(32, 4, 1);
+  auto grid_for = [&](const Box& b, int g) {
+    return dim3((b.ni() + blk.x - 1) / blk.x, ((b.nk() + blk.y - 1) / blk.y) * b.nj(),
+                (g + spt - 1) / spt);
+  };
+  double h2d_ms = 0, ker_ms = 0, d2h_ms = 0;
+  std::vector<int> g_of_slot(2, -1);
+
+  // Finish group g (in slot sl): wait, time, unpack outputs into the WRF arrays.
+  auto finish = [&](int sl) {
+    const int g = g_of_slot[sl];
+    if (g < 0) return;
+    Slot& S = st.slot[sl];
+    WRFGPU_CUDA_CHECK(cudaEventSynchronize(S.ev[3]));
+    float a = 0;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, S.ev[0], S.ev[1])); h2d_ms += a;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, S.ev[1], S.ev[2])); ker_ms += a;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, S.ev[2], S.ev[3])); d2h_ms += a;
+    const auto t0 = std::chrono::steady_clock::now();
+    const int sa = g * G, gn = std::min(G, ns - sa);
+    const float* q = S.pin_out.data();
+    for (int s = 0; s < gn; ++s) {
+      const std::size_t off = (std::size_t)(sa + s) * p.sst;
+      unpack3(q, ud, T, in.tendency + off); q += t3;
+      if (in.h_tendency) { unpack3(q, ud, T, in.h_tendency + off); q += t3; }
+      if (in.z_tendency) { unpack3(q, ud, T, in.z_tendency + off); q += t3; }
+    }
+    pack_ms += ms_since(t0);
+    g_of_slot[sl] = -1;
+  };
+
+  for (int g = 0; g < ngroups; ++g) {
+    const int sl = g % 2;
+    Slot& S = st.slot[sl];
+    cudaStream_t strm = st.streams[sl];
+    finish(sl);  // group g-2 used this slot
+    const int sa = g * G, gn = std::min(G, ns - sa);
+    // pack inputs: [f x gn][fo x gn][tend x gn][htend x gn]
+    const auto t0 = std::chrono::steady_clock::now();
+    float* q = S.pin_in.data();
+    for (int s = 0; s < gn; ++s) { pack3(in.field + (std::size_t)(sa + s) * p.sst, ud, R, q); q += r3; }
+    if (sep_fo)
+      for (int s = 0; s < gn; ++s) { pack3(in.field_old + (std::size_t)(sa + s) * p.sst, ud, R, q); q += r3; }
+    if (acc) {
+      for (int s = 0; s < gn; ++s) { pack3(in.tendency + (std::size_t)(sa + s) * p.sst, ud, T, q); q += t3; }
+      if (in.h_tendency)
+        for (int s = 0; s < gn; ++s) { pack3(in.h_tendency + (std::size_t)(sa + s) * p.sst, ud, T, q); q += t3; }
+    }
+    const std::size_t nin = (std::size_t)(q - S.pin_in.data());
+    pack_ms += ms_since(t0);
+    // H2D
+    WRFGPU_CUDA_CHECK(cudaStreamWaitEvent(strm, st.met_done, 0));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[0], strm));
+    {
+      NvtxRange nr("advect H2D");
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(S.d_in.data(), S.pin_in.data(), nin * sizeof(float),
+                                        cudaMemcpyHostToDevice, strm));
+    }
+    bytes_h2d += nin * sizeof(float);
+    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[1], strm));
+    // device pointers of this group
+    View vg = v;
+    vg.f = S.d_in.data();
+    vg.fo = sep_fo ? S.d_in.data() + (std::size_t)gn * r3 : vg.f;
+    float* dout = S.d_out.data();
+    vg.tend = dout;
+    vg.htend = in.h_tendency ? dout + (std::size_t)gn * t3 : nullptr;
+    vg.ztend = in.z_tendency ? dout + (std::size_t)gn * t3 * (in.h_tendency ? 2 : 1) : nullptr;
+    if (acc) {
+      const float* din_t = S.d_in.data() + (std::size_t)gn * r3 * (sep_fo ? 2 : 1);
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(vg.tend, din_t, (std::size_t)gn * t3 * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, strm));
+      if (vg.htend)
+        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(vg.htend, din_t + (std::size_t)gn * t3,
+                                          (std::size_t)gn * t3 * sizeof(float),
+                                          cudaMemcpyDeviceToDevice, strm));
+    }
+    {
+      NvtxRange nr("advect kernels");
+      if (p.pd) {
+        k_pd_scale<<<grid_for(RG, gn), blk, 0, strm>>>(vg, S.d_scale.data(), kbox(RG), T.i0, T.i1,
+                                                       T.j0, T.j1, gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale");
+        k_pd_tend<<<grid_for(T, gn), blk, 0, strm>>>(vg, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend");
+      } else {
+        k_un_tend<<<grid_for(T, gn), blk, 0, strm>>>(vg, kbox(T), gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend");
+      }
+    }
+    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[2], strm));
+    // D2H of the tile outputs: group layout [t x gn][h x gn][z x gn] -> pinned per species
+    // interleaved as the unpacker expects ([t,h,z] per species).
+    {
+      NvtxRange nr("advect D2H");
+      float* po = S.pin_out.data();
+      for (int s = 0; s < gn; ++s) {
+        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.tend + (std::size_t)s * t3, t3 * sizeof(float),
+                                          cudaMemcpyDeviceToHost, strm));
+        po += t3;
+        if (vg.htend) {
+          WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.htend + (std::size_t)s * t3, t3 * sizeof(float),
+                                            cudaMemcpyDeviceToHost, strm));
+          po += t3;
+        }
+        if (vg.ztend) {
+          WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.ztend + (std::size_t)s * t3, t3 * sizeof(float),
+                                            cudaMemcpyDeviceToHost, strm));
+          po += t3;
+        }
+      }
+    }
+    bytes_d2h += (std::size_t)gn * out_per_sp * sizeof(float);
+    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[3], strm));
+    g_of_slot[sl] = g;
+  }
+  finish(ngroups % 2);
+  finish((ngroups + 1) % 2);
+  h2d_ms += met_timer.ms();
+  if (tm) {
+    tm->h2d_ms = h2d_ms;
+    tm->kernel_ms = ker_ms;
+    tm->d2h_ms = d2h_ms;
+    tm->pack_ms = pack_ms;
+    tm->total_ms = ms_since(tstart);
+    tm->bytes_h2d = bytes_h2d;
+    tm->bytes_d2h = bytes_d2h;
+    tm->groups = ngroups;
+    tm->species_per_group = G;
+  }
+}
+
+}  // namespace WRFGPU_MODE_NS
+}  // namespace advection
+}  // namespace wrfgpu

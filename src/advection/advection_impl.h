@@ -1,0 +1,54 @@
+// advection_impl.h - what the dispatcher (advection.cpp) hands to the backends: the validated
+// call, its boundary rule and the index boxes the scheme touches. Not part of the public API.
+#pragma once
+#include <cstddef>
+#include "advection.h"
+#include "advection_physics.h"
+
+namespace wrfgpu {
+namespace advection {
+
+// An index box of WRF indices (inclusive); empty when i1 < i0 etc.
+struct Box {
+  int i0 = 0, i1 = -1, k0 = 0, k1 = -1, j0 = 0, j1 = -1;
+  int ni() const { return i1 - i0 + 1; }
+  int nk() const { return k1 - k0 + 1; }
+  int nj() const { return j1 - j0 + 1; }
+  bool empty() const { return ni() <= 0 || nk() <= 0 || nj() <= 0; }
+  std::size_t size() const { return empty() ? 0 : (std::size_t)ni() * nk() * nj(); }
+  // Dims of a dense array that holds exactly this box (memory bounds = box).
+  WrfDims as_memory(const WrfDims& g) const {
+    WrfDims d = g;
+    d.ims = i0; d.ime = i1; d.kms = k0; d.kme = k1; d.jms = j0; d.jme = j1;
+    return d;
+  }
+};
+
+struct Prepared {
+  const AdvectInputs* in = nullptr;
+  bool pd = true;
+  Bc bc;
+  int itf = 0, jtf = 0, ktf = 0;
+  float ts = 1;             // REAL(SIGN(1,time_step))
+  std::size_t sst = 0;      // species stride of the caller's arrays
+  Box tile;                 // its..itf, kts..ktf, jts..jtf
+  Box ring;                 // tile + 1 in i and j (pd limiter cells that matter)
+  Box region;               // bounding box of everything read from 3-D/2-D arrays (k: kts..ktf)
+  bool fo_is_f = false;     // field_old == field (RK1/RK2): copied once
+};
+
+// A View of the caller's arrays (CPU backend).
+View cpu_view(const Prepared& p);
+
+// Backends: compiled twice (strict, fast) from advection_cpu.cpp / advection_gpu.cu.
+namespace strict {
+void run_cpu(const Prepared& p, AdvectTimings* t);
+void run_gpu(const Prepared& p, AdvectTimings* t, const GpuOptions& o);
+}  // namespace strict
+namespace fast {
+void run_cpu(const Prepared& p, AdvectTimings* t);
+void run_gpu(const Prepared& p, AdvectTimings* t, const GpuOptions& o);
+}  // namespace fast
+
+}  // namespace advection
+}  // namespace wrfgpu

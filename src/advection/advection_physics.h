@@ -1,0 +1,523 @@
+// advection_physics.h - WRF's positive-definite and unlimited scalar advection, one source for
+// the OpenMP and the CUDA backends (WRFGPU_HD functions only; no loops over the grid here).
+//
+// Mirrors dyn_em/module_advect_em.F of WRF v4.7.x:
+//   advect_scalar_pd  (h_sca_adv_order=5, v_sca_adv_order=3)  - last Runge-Kutta step
+//   advect_scalar     (same orders, no limiter)                - Runge-Kutta steps 1 and 2
+// This is a rewrite, not a translation line by line: WRF computes whole flux arrays and then
+// sweeps them; here every quantity is a function of its face or cell index, so a cell can be
+// computed on its own. Each function says which WRF statement it reproduces. Every expression
+// keeps WRF's single-precision operands, literal constants and evaluation order (Fortran
+// evaluates a*b*c as (a*b)*c and honours parentheses; gfortran on x86-64 rounds every
+// operation to float and, without -march flags, never contracts to FMA), so that in strict
+// mode the results are bitwise those of a gfortran-built WRF.
+//
+// Index conventions (all WRF 1-based): face i of the x direction lies between mass cells i-1
+// and i; face j of y between j-1 and j; face k of z between half levels k-1 and k.
+#pragma once
+#include <math.h>
+#include <cstddef>
+#include "wrf_dims.h"
+#include "wrfgpu_hd.h"
+
+namespace wrfgpu {
+namespace advection {
+
+// ---- single-precision constants of WRF's statement functions --------------------------------
+// gfortran folds (37./60.) etc. in single precision with correct rounding; a float division of
+// the two exactly representable operands gives the same value.
+struct K {
+  static constexpr float c37_60 = 37.0f / 60.0f;  // advect_scalar_pd flux6
+  static constexpr float c2_15 = 2.0f / 15.0f;
+  static constexpr float c1_60 = 1.0f / 60.0f;
+  static constexpr float c7_12 = 7.0f / 12.0f;    // advect_scalar_pd flux4
+  static constexpr float c1_12 = 1.0f / 12.0f;
+  static constexpr float eps = 1.e-20f;           // advect_scalar_pd: REAL, PARAMETER :: eps
+};
+
+// Every function (and the per-face/per-cell structs) lives in the mode namespace
+// (strict/fast): the backends are compiled twice with different floating-point flags, and an
+// inline function shared by both would be one weak symbol for the linker, so the fast
+// compilation could replace the strict one. Bc and View (plain data) are shared.
+namespace WRFGPU_MODE_NS {
+
+// Fortran MIN/MAX of two reals (values; the sign of a zero result may differ from gfortran's
+// minss/maxss choice, which never changes a non-zero result).
+WRFGPU_HD float wmin(float a, float b) { return b < a ? b : a; }
+WRFGPU_HD float wmax(float a, float b) { return b > a ? b : a; }
+// Fortran SIGN(1., x): gfortran's default -fsign-zero makes SIGN(1.,-0.) = -1 (copysign).
+WRFGPU_HD float sign1(float x) { return copysignf(1.0f, x); }
+
+// ---- flux operators of advect_scalar_pd (statement functions flux3..flux6) ------------------
+// ts = REAL(SIGN(1,time_step)), the integer factor converted as Fortran does in integer*real.
+WRFGPU_HD float pd_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
+                         float q_ip2) {
+  return K::c37_60 * (q_i + q_im1) - K::c2_15 * (q_ip1 + q_im2) + K::c1_60 * (q_ip2 + q_im3);
+}
+WRFGPU_HD float pd_flux5(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
+                         float q_ip2, float ua, float ts) {
+  return pd_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2) -
+         ts * sign1(ua) * K::c1_60 *
+             ((q_ip2 - q_im3) - 5.0f * (q_ip1 - q_im2) + 10.0f * (q_i - q_im1));
+}
+WRFGPU_HD float pd_flux4(float q_im2, float q_im1, float q_i, float q_ip1) {
+  return K::c7_12 * (q_i + q_im1) - K::c1_12 * (q_ip1 + q_im2);
+}
+WRFGPU_HD float pd_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float ua, float ts) {
+  return pd_flux4(q_im2, q_im1, q_i, q_ip1) +
+         ts * sign1(ua) * K::c1_12 * ((q_ip1 - q_im2) - 3.0f * (q_i - q_im1));
+}
+// flux_upwind(q_im1, q_i, cr) of advect_scalar_pd, split in its Courant-number part (shared by
+// all tracers of a face) and the tracer part: 0.5*min(1,cr+|cr|)*q_im1 + 0.5*max(-1,cr-|cr|)*q_i.
+struct Upwind {
+  float a, b;  // 0.5*min(1.0,(cr+abs(cr))), 0.5*max(-1.0,(cr-abs(cr)))
+  float coef;  // mu*(dx/dt): fql = coef*flux_upwind(...)
+};
+WRFGPU_HD Upwind upwind_coef(float cr, float mu, float dxdt) {
+  Upwind u;
+  u.a = 0.5f * wmin(1.0f, cr + fabsf(cr));
+  u.b = 0.5f * wmax(-1.0f, cr - fabsf(cr));
+  u.coef = mu * dxdt;
+  return u;
+}
+WRFGPU_HD float flux_upwind(const Upwind& u, float q_im1, float q_i) {
+  return u.coef * (u.a * q_im1 + u.b * q_i);
+}
+
+// ---- flux operators of advect_scalar (RK1/RK2, unlimited) -----------------------------------
+// Note WRF writes these differently from the pd ones (division by 12./60. at the end).
+WRFGPU_HD float un_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
+                         float q_ip2) {
+  return (37.0f * (q_i + q_im1) - 8.0f * (q_ip1 + q_im2) + (q_ip2 + q_im3)) / 60.0f;
+}
+WRFGPU_HD float un_flux5(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
+                         float q_ip2, float ua, float ts) {
+  return un_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2) -
+         ts * sign1(ua) * ((q_ip2 - q_im3) - 5.0f * (q_ip1 - q_im2) + 10.0f * (q_i - q_im1)) /
+             60.0f;
+}
+WRFGPU_HD float un_flux4(float q_im2, float q_im1, float q_i, float q_ip1) {
+  return (7.0f * (q_i + q_im1) - (q_ip1 + q_im2)) / 12.0f;
+}
+WRFGPU_HD float un_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float ua, float ts) {
+  return un_flux4(q_im2, q_im1, q_i, q_ip1) +
+         ts * sign1(ua) * ((q_ip1 - q_im2) - 3.0f * (q_i - q_im1)) / 12.0f;
+}
+
+}  // namespace WRFGPU_MODE_NS
+
+// ---- boundary rule ---------------------------------------------------------------------------
+// WRF's degrade_xs/xe/ys/ye depend on the tile (its > ids+3 ...), but whenever a face near the
+// boundary is computed at all, the tile is close enough for the flag to be set; so the order of a
+// face is a function of the face index and the boundary type only (tile-independent, as WRF's
+// results are). A side is "degradable" unless periodic or symmetric.
+struct Bc {
+  int dxs = 0, dxe = 0, dys = 0, dye = 0;  // degradable sides
+  int lim_i0 = 0, lim_i1 = 0, lim_j0 = 0, lim_j1 = 0;  // cells the pd limiter may scale
+  int open_xs = 0, open_xe = 0, open_ys = 0, open_ye = 0;  // radiation terms applied
+};
+
+// Everything a cell computation reads. Memory layouts are separate because the GPU holds only a
+// region of each array (its own WrfDims with ims.. = the region), the CPU the caller's arrays.
+struct View {
+  WrfDims g;   // domain and tile bounds as WRF passed them (memory fields unused)
+  WrfDims mt;  // layout of field / field_old (species at + n*sst)
+  WrfDims mm;  // layout of ru, rv, rom and of the 2-D arrays
+  WrfDims mo;  // layout of tendency (and h_/z_tendency)
+  const float* f = nullptr;
+  const float* fo = nullptr;
+  std::size_t sst = 0;  // species stride of f/fo
+  float* tend = nullptr;
+  float* htend = nullptr;
+  float* ztend = nullptr;
+  std::size_t ost = 0;  // species stride of the outputs
+  const float *ru = nullptr, *rv = nullptr, *rom = nullptr;
+  const float *mut = nullptr, *mub = nullptr, *mu_old = nullptr, *msftx = nullptr,
+              *msfty = nullptr;
+  const float *c1 = nullptr, *c2 = nullptr, *fzm = nullptr, *fzp = nullptr, *rdzw = nullptr;
+  int k1d = 1;  // WRF index of element 0 of the 1-D arrays (kms)
+  float rdx = 0, rdy = 0, dt = 0, ts = 1;
+  int itf = 0, jtf = 0, ktf = 0;
+  int accumulate = 0;  // 1: add to tendency (WRF's INTENT(INOUT)); 0: tendency starts at +0.
+  Bc bc;
+
+  WRFGPU_HD float F(std::size_t s, int i, int k, int j) const { return f[s + mt.idx3(i, k, j)]; }
+  WRFGPU_HD float FO(std::size_t s, int i, int k, int j) const {
+    return fo[s + mt.idx3(i, k, j)];
+  }
+  WRFGPU_HD float RU(int i, int k, int j) const { return ru[mm.idx3(i, k, j)]; }
+  WRFGPU_HD float RV(int i, int k, int j) const { return rv[mm.idx3(i, k, j)]; }
+  WRFGPU_HD float ROM(int i, int k, int j) const { return rom[mm.idx3(i, k, j)]; }
+  WRFGPU_HD float A2(const float* a, int i, int j) const { return a[mm.idx2(i, j)]; }
+  WRFGPU_HD float A1(const float* a, int k) const { return a[k - k1d]; }
+};
+
+namespace WRFGPU_MODE_NS {
+
+// Order of the horizontal flux at x-face i / y-face j (advect_scalar_pd and advect_scalar with
+// h order 5): 2nd order next to a degradable boundary (face ids+1, ide-1), 3rd order one further
+// in (ids+2, ide-2), 5th order elsewhere.
+WRFGPU_HD int xface_order(const View& v, int i) {
+  if (v.bc.dxs && i == v.g.ids + 1) return 2;
+  if (v.bc.dxs && i == v.g.ids + 2) return 3;
+  if (v.bc.dxe && i == v.g.ide - 1) return 2;
+  if (v.bc.dxe && i == v.g.ide - 2) return 3;
+  return 5;
+}
+WRFGPU_HD int yface_order(const View& v, int j) {
+  if (v.bc.dys && j == v.g.jds + 1) return 2;
+  if (v.bc.dys && j == v.g.jds + 2) return 3;
+  if (v.bc.dye && j == v.g.jde - 1) return 2;
+  if (v.bc.dye && j == v.g.jde - 2) return 3;
+  return 5;
+}
+// Vertical (v order 3): no flux through k=kts and k=kde; 2nd order (fzm/fzp interpolation) at
+// kts+1 and ktf; 3rd order between.
+WRFGPU_HD int zface_order(const View& v, int k) {
+  if (k <= v.g.kts || k > v.ktf) return 0;
+  if (k == v.g.kts + 1 || k == v.ktf) return 2;
+  return 3;
+}
+
+// ---- PD face geometry (species-independent part of each face) ---------------------------------
+struct Face {
+  float vel;  // ru / rv / rom at the face
+  Upwind up;  // low-order flux coefficients
+  int order;  // 0 (no flux), 2, 3, 5
+};
+// advect_scalar_pd, x flux loops: dx = 2./(msfty(i,j)+msfty(i-1,j))/rdx, mu averaged from the two
+// cells, cr = vel*dt/dx/mu; in the 2nd-order branch at i == ids+1 WRF writes vel = ru/mu,
+// cr = vel*dt/dx instead (a different rounding, reproduced).
+WRFGPU_HD Face pd_xface(const View& v, int i, int k, int j) {
+  Face fc;
+  fc.order = xface_order(v, i);
+  const float c1 = v.A1(v.c1, k), c2 = v.A1(v.c2, k);
+  const float dx = 2.0f / (v.A2(v.msfty, i, j) + v.A2(v.msfty, i - 1, j)) / v.rdx;
+  const float mu = 0.5f * ((c1 * v.A2(v.mut, i, j) + c2) + (c1 * v.A2(v.mut, i - 1, j) + c2));
+  fc.vel = v.RU(i, k, j);
+  float cr;
+  if (v.bc.dxs && i == v.g.ids + 1) {
+    const float velmu = fc.vel / mu;
+    cr = velmu * v.dt / dx;
+  } else {
+    cr = fc.vel * v.dt / dx / mu;
+  }
+  fc.up = upwind_coef(cr, mu, dx / v.dt);
+  return fc;
+}
+// advect_scalar_pd, y flux loop: dy = 2./(msftx(i,j)+msftx(i,j-1))/rdy, cr = vel*dt/dy/mu.
+WRFGPU_HD Face pd_yface(const View& v, int i, int k, int j) {
+  Face fc;
+  fc.order = yface_order(v, j);
+  const float c1 = v.A1(v.c1, k), c2 = v.A1(v.c2, k);
+  const float dy = 2.0f / (v.A2(v.msftx, i, j) + v.A2(v.msftx, i, j - 1)) / v.rdy;
+  const float mu = 0.5f * ((c1 * v.A2(v.mut, i, j) + c2) + (c1 * v.A2(v.mut, i, j - 1) + c2));
+  fc.vel = v.RV(i, k, j);
+  const float cr = fc.vel * v.dt / dy / mu;
+  fc.up = upwind_coef(cr, mu, dy / v.dt);
+  return fc;
+}
+// advect_scalar_pd, vertical loops (v order 3): dz = 2./(rdzw(k)+rdzw(k-1)), mu from c1(k),c2(k)
+// of the face's own index (WRF's formula, both halves the same column), cr = vel*dt/dz/mu.
+WRFGPU_HD Face pd_zface(const View& v, int i, int k, int j) {
+  Face fc;
+  fc.order = zface_order(v, k);
+  if (fc.order == 0) {
+    fc.vel = 0.0f;
+    fc.up.a = fc.up.b = fc.up.coef = 0.0f;
+    return fc;
+  }
+  const float c1 = v.A1(v.c1, k), c2 = v.A1(v.c2, k);
+  const float dz = 2.0f / (v.A1(v.rdzw, k) + v.A1(v.rdzw, k - 1));
+  const float m = v.A2(v.mut, i, j);
+  const float mu = 0.5f * ((c1 * m + c2) + (c1 * m + c2));
+  fc.vel = v.ROM(i, k, j);
+  const float cr = fc.vel * v.dt / dz / mu;
+  fc.up = upwind_coef(cr, mu, dz / v.dt);
+  return fc;
+}
+
+// Antidiffusive (high minus low order) and low-order flux of one face for one species.
+struct Flux {
+  float hi;  // fqx / fqy / fqz after "fq = fq - fql"
+  float lo;  // fqxl / fqyl / fqzl
+};
+WRFGPU_HD Flux pd_xflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+  Flux r;
+  r.lo = flux_upwind(fc.up, v.FO(s, i - 1, k, j), v.FO(s, i, k, j));
+  float h;
+  if (fc.order == 5)
+    h = fc.vel * pd_flux5(v.F(s, i - 3, k, j), v.F(s, i - 2, k, j), v.F(s, i - 1, k, j),
+                          v.F(s, i, k, j), v.F(s, i + 1, k, j), v.F(s, i + 2, k, j), fc.vel, v.ts);
+  else if (fc.order == 3)
+    h = fc.vel * pd_flux3(v.F(s, i - 2, k, j), v.F(s, i - 1, k, j), v.F(s, i, k, j),
+                          v.F(s, i + 1, k, j), fc.vel, v.ts);
+  else
+    h = 0.5f * fc.vel * (v.F(s, i, k, j) + v.F(s, i - 1, k, j));
+  r.hi = h - r.lo;
+  return r;
+}
+WRFGPU_HD Flux pd_yflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+  Flux r;
+  r.lo = flux_upwind(fc.up, v.FO(s, i, k, j - 1), v.FO(s, i, k, j));
+  float h;
+  if (fc.order == 5)
+    h = fc.vel * pd_flux5(v.F(s, i, k, j - 3), v.F(s, i, k, j - 2), v.F(s, i, k, j - 1),
+                          v.F(s, i, k, j), v.F(s, i, k, j + 1), v.F(s, i, k, j + 2), fc.vel, v.ts);
+  else if (fc.order == 3)
+    h = fc.vel * pd_flux3(v.F(s, i, k, j - 2), v.F(s, i, k, j - 1), v.F(s, i, k, j),
+                          v.F(s, i, k, j + 1), fc.vel, v.ts);
+  else
+    h = 0.5f * fc.vel * (v.F(s, i, k, j) + v.F(s, i, k, j - 1));
+  r.hi = h - r.lo;
+  return r;
+}
+// Vertical: flux3 with -vel (the z coordinate decreases upward in WRF's mass coordinate);
+// 2nd order: rom*(fzm(k)*f(k)+fzp(k)*f(k-1)).
+WRFGPU_HD Flux pd_zflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+  Flux r;
+  if (fc.order == 0) {
+    r.hi = 0.0f;
+    r.lo = 0.0f;
+    return r;
+  }
+  r.lo = flux_upwind(fc.up, v.FO(s, i, k - 1, j), v.FO(s, i, k, j));
+  float h;
+  if (fc.order == 3)
+    h = fc.vel * pd_flux3(v.F(s, i, k - 2, j), v.F(s, i, k - 1, j), v.F(s, i, k, j),
+                          v.F(s, i, k + 1, j), -fc.vel, v.ts);
+  else
+    h = fc.vel * (v.A1(v.fzm, k) * v.F(s, i, k, j) + v.A1(v.fzp, k) * v.F(s, i, k - 1, j));
+  r.hi = h - r.lo;
+  return r;
+}
+
+// The six faces of a cell: x (i, i+1), y (j, j+1), z (k, k+1), geometry only (shared by all
+// tracers of the call). need_x/need_y false: those faces are not computed (WRF computes no
+// x flux at the outer face of a degradable boundary; reading its geometry could leave memory).
+struct CellFaces {
+  Face x0, x1, y0, y1, z0, z1;
+};
+WRFGPU_HD CellFaces pd_cell_faces(const View& v, int i, int k, int j, bool need_x = true,
+                                  bool need_y = true) {
+  CellFaces c;
+  if (need_x) {
+    c.x0 = pd_xface(v, i, k, j);
+    c.x1 = pd_xface(v, i + 1, k, j);
+  }
+  if (need_y) {
+    c.y0 = pd_yface(v, i, k, j);
+    c.y1 = pd_yface(v, i, k, j + 1);
+  }
+  c.z0 = pd_zface(v, i, k, j);
+  c.z1 = pd_zface(v, i, k + 1, j);
+  return c;
+}
+struct CellFlux {
+  Flux x0, x1, y0, y1, z0, z1;
+};
+WRFGPU_HD CellFlux pd_cell_flux(const View& v, const CellFaces& c, std::size_t s, int i, int k,
+                                int j) {
+  CellFlux q;
+  q.x0 = pd_xflux(v, c.x0, s, i, k, j);
+  q.x1 = pd_xflux(v, c.x1, s, i + 1, k, j);
+  q.y0 = pd_yflux(v, c.y0, s, i, k, j);
+  q.y1 = pd_yflux(v, c.y1, s, i, k, j + 1);
+  q.z0 = pd_zflux(v, c.z0, s, i, k, j);
+  q.z1 = pd_zflux(v, c.z1, s, i, k + 1, j);
+  return q;
+}
+
+// Is cell (i,j) inside the range WRF's limiter loops over (advect_scalar_pd "positive definite
+// filter": one ring beyond the tile, clipped at degradable boundaries)?
+WRFGPU_HD bool pd_in_limiter(const View& v, int i, int j) {
+  return i >= v.bc.lim_i0 && i <= v.bc.lim_i1 && j >= v.bc.lim_j0 && j <= v.bc.lim_j1;
+}
+
+// advect_scalar_pd, limiter: ph_low (mass of the cell after the low-order update), flux_out
+// (outgoing antidiffusive fluxes) and the scale WRF applies to the cell's outgoing faces when
+// flux_out > ph_low. Returns 1.0f when the cell is not limited (x*1.0f == x exactly).
+WRFGPU_HD float pd_ph_low(const View& v, const CellFlux& q, std::size_t s, int i, int k, int j) {
+  const float c1 = v.A1(v.c1, k), c2 = v.A1(v.c2, k);
+  const float mx = v.A2(v.msftx, i, j), my = v.A2(v.msfty, i, j);
+  return ((c1 * v.A2(v.mub, i, j) + c2) + (c1 * v.A2(v.mu_old, i, j))) * v.FO(s, i, k, j) -
+         v.dt * (mx * my * (v.rdx * (q.x1.lo - q.x0.lo) + v.rdy * (q.y1.lo - q.y0.lo)) +
+                 my * v.A1(v.rdzw, k) * (q.z1.lo - q.z0.lo));
+}
+WRFGPU_HD float pd_flux_out(const View& v, const CellFlux& q, int i, int k, int j) {
+  const float mx = v.A2(v.msftx, i, j), my = v.A2(v.msfty, i, j);
+  return v.dt * ((mx * my) * (v.rdx * (wmax(0.0f, q.x1.hi) - wmin(0.0f, q.x0.hi)) +
+                              v.rdy * (wmax(0.0f, q.y1.hi) - wmin(0.0f, q.y0.hi))) +
+                 my * v.A1(v.rdzw, k) * (wmin(0.0f, q.z1.hi) - wmax(0.0f, q.z0.hi)));
+}
+WRFGPU_HD float pd_scale(float ph_low, float flux_out) {
+  if (flux_out > ph_low) return wmax(0.0f, ph_low / (flux_out + K::eps));
+  return 1.0f;
+}
+
+// The limited antidiffusive flux of a face, given the scales of the two cells that share it.
+// WRF scales in one sweep (j, k, i ascending): the upwind-side cell of an outgoing flux scales
+// it; scaling keeps the sign (or gives zero), so the second cell never scales it again.
+// x/y faces: a positive flux leaves the lower cell (scale_lo), a negative one the upper cell.
+WRFGPU_HD float limited_h(float fq, float scale_lo, float scale_hi) {
+  if (fq > 0.0f) return scale_lo * fq;
+  if (fq < 0.0f) return scale_hi * fq;
+  return fq;
+}
+// z faces: the sign is opposite (mass coordinate decreases with k): a negative flux leaves the
+// lower cell k-1, a positive one the upper cell k.
+WRFGPU_HD float limited_z(float fq, float scale_lo, float scale_hi) {
+  if (fq < 0.0f) return scale_lo * fq;
+  if (fq > 0.0f) return scale_hi * fq;
+  return fq;
+}
+
+// ---- open (radiation) boundary terms, identical in advect_scalar_pd and advect_scalar --------
+// WRF adds them only on the tile that holds the domain edge (its == ids, ite == ide, ...).
+WRFGPU_HD float open_terms(const View& v, std::size_t s, int i, int k, int j, float t) {
+  if (v.bc.open_xs && i == v.g.ids) {
+    const float ub = wmin(0.5f * (v.RU(i, k, j) + v.RU(i + 1, k, j)), 0.0f);
+    t = t - v.rdx * (ub * (v.FO(s, i + 1, k, j) - v.FO(s, i, k, j)) +
+                     v.F(s, i, k, j) * (v.RU(i + 1, k, j) - v.RU(i, k, j)));
+  }
+  if (v.bc.open_xe && i == v.g.ide - 1) {
+    const float ub = wmax(0.5f * (v.RU(i, k, j) + v.RU(i + 1, k, j)), 0.0f);
+    t = t - v.rdx * (ub * (v.FO(s, i, k, j) - v.FO(s, i - 1, k, j)) +
+                     v.F(s, i, k, j) * (v.RU(i + 1, k, j) - v.RU(i, k, j)));
+  }
+  if (v.bc.open_ys && j == v.g.jds) {
+    const float vb = wmin(0.5f * (v.RV(i, k, j) + v.RV(i, k, j + 1)), 0.0f);
+    t = t - v.rdy * (vb * (v.FO(s, i, k, j + 1) - v.FO(s, i, k, j)) +
+                     v.F(s, i, k, j) * (v.RV(i, k, j + 1) - v.RV(i, k, j)));
+  }
+  if (v.bc.open_ye && j == v.g.jde - 1) {
+    const float vb = wmax(0.5f * (v.RV(i, k, j) + v.RV(i, k, j + 1)), 0.0f);
+    t = t - v.rdy * (vb * (v.FO(s, i, k, j) - v.FO(s, i, k, j - 1)) +
+                     v.F(s, i, k, j) * (v.RV(i, k, j + 1) - v.RV(i, k, j)));
+  }
+  return t;
+}
+
+// Cells whose x / y flux divergence WRF adds: at a degradable boundary the outermost mass cell
+// (ids, ide-1) gets none (its boundary value comes from the boundary conditions).
+WRFGPU_HD bool xdiv_cell(const View& v, int i) {
+  return !(v.bc.dxs && i <= v.g.ids) && !(v.bc.dxe && i >= v.g.ide - 1);
+}
+WRFGPU_HD bool ydiv_cell(const View& v, int j) {
+  return !(v.bc.dys && j <= v.g.jds) && !(v.bc.dye && j >= v.g.jde - 1);
+}
+
+// ---- stage 1 of the pd scheme: the limiter scale of one cell for species s ------------------
+WRFGPU_HD float pd_cell_scale(const View& v, const CellFaces& c, std::size_t s, int i, int k,
+                              int j) {
+  const CellFlux q = pd_cell_flux(v, c, s, i, k, j);
+  return pd_scale(pd_ph_low(v, q, s, i, k, j), pd_flux_out(v, q, i, k, j));
+}
+
+// ---- stage 2 of the pd scheme: tendency of one tile cell for species s ----------------------
+// Scale of a neighbour cell from the stage-1 array laid out [species][j][k][i] over the ring
+// box (tile plus one cell in i and j). Levels outside kts..ktf border a zero face: 1.
+struct ScaleLookup {
+  const float* p = nullptr;  // this species' block
+  int i0 = 0, ni = 0, k0 = 0, nk = 0, j0 = 0;
+  int i = 0, k = 0, j = 0;   // the cell
+  WRFGPU_HD float operator()(int di, int dk, int dj) const {
+    const int kk = k + dk;
+    if (kk < k0 || kk >= k0 + nk) return 1.0f;
+    return p[(std::size_t)(i + di - i0) +
+             (std::size_t)ni * ((std::size_t)(kk - k0) + (std::size_t)nk * (std::size_t)(j + dj - j0))];
+  }
+};
+
+// WRF order per cell: open terms, then z, x, y divergence (advect_scalar_pd "add in the
+// pd-limited flux divergence"); h (h_tendency) and z (z_tendency) as WRF writes them when
+// tenddec. c must hold the x faces when xdiv_cell(i) and the y faces when ydiv_cell(j).
+struct PdOut {
+  float t, h, z;
+};
+template <class ScaleFn>
+WRFGPU_HD PdOut pd_cell_tendency(const View& v, const CellFaces& c, std::size_t s, int i, int k,
+                                 int j, float t0, float h0, const ScaleFn& sc) {
+  const float s0 = sc(0, 0, 0);
+  PdOut o;
+  float t = open_terms(v, s, i, k, j, t0);
+  {
+    const Flux q0 = pd_zflux(v, c.z0, s, i, k, j), q1 = pd_zflux(v, c.z1, s, i, k + 1, j);
+    const float a0 = limited_z(q0.hi, sc(0, -1, 0), s0);
+    const float a1 = limited_z(q1.hi, s0, sc(0, 1, 0));
+    const float d = v.A1(v.rdzw, k) * (a1 - a0 + q1.lo - q0.lo);
+    t = t - d;
+    o.z = 0.0f - d;
+  }
+  float h = h0;
+  if (xdiv_cell(v, i)) {
+    const Flux q0 = pd_xflux(v, c.x0, s, i, k, j), q1 = pd_xflux(v, c.x1, s, i + 1, k, j);
+    const float a0 = limited_h(q0.hi, sc(-1, 0, 0), s0);
+    const float a1 = limited_h(q1.hi, s0, sc(1, 0, 0));
+    const float d = v.A2(v.msftx, i, j) * (v.rdx * (a1 - a0 + q1.lo - q0.lo));
+    t = t - d;
+    h = 0.0f - d;
+  }
+  if (ydiv_cell(v, j)) {
+    const Flux q0 = pd_yflux(v, c.y0, s, i, k, j), q1 = pd_yflux(v, c.y1, s, i, k, j + 1);
+    const float a0 = limited_h(q0.hi, sc(0, 0, -1), s0);
+    const float a1 = limited_h(q1.hi, s0, sc(0, 0, 1));
+    const float d = v.A2(v.msftx, i, j) * (v.rdy * (a1 - a0 + q1.lo - q0.lo));
+    t = t - d;
+    h = h - d;
+  }
+  o.t = t;
+  o.h = h;
+  return o;
+}
+
+// ---- advect_scalar (RK1/RK2): tendency of one tile cell, no limiter -------------------------
+// WRF order per cell: y divergence (inside the y flux loop), x divergence, open terms, vertical.
+WRFGPU_HD float un_xflux(const View& v, std::size_t s, int i, int k, int j) {
+  const int o = xface_order(v, i);
+  const float vel = v.RU(i, k, j);
+  if (o == 5)
+    return vel * un_flux5(v.F(s, i - 3, k, j), v.F(s, i - 2, k, j), v.F(s, i - 1, k, j),
+                          v.F(s, i, k, j), v.F(s, i + 1, k, j), v.F(s, i + 2, k, j), vel, v.ts);
+  if (o == 3)
+    return vel * un_flux3(v.F(s, i - 2, k, j), v.F(s, i - 1, k, j), v.F(s, i, k, j),
+                          v.F(s, i + 1, k, j), vel, v.ts);
+  return 0.5f * vel * (v.F(s, i, k, j) + v.F(s, i - 1, k, j));
+}
+WRFGPU_HD float un_yflux(const View& v, std::size_t s, int i, int k, int j) {
+  const int o = yface_order(v, j);
+  const float vel = v.RV(i, k, j);
+  if (o == 5)
+    return vel * un_flux5(v.F(s, i, k, j - 3), v.F(s, i, k, j - 2), v.F(s, i, k, j - 1),
+                          v.F(s, i, k, j), v.F(s, i, k, j + 1), v.F(s, i, k, j + 2), vel, v.ts);
+  if (o == 3)
+    return vel * un_flux3(v.F(s, i, k, j - 2), v.F(s, i, k, j - 1), v.F(s, i, k, j),
+                          v.F(s, i, k, j + 1), vel, v.ts);
+  return 0.5f * vel * (v.F(s, i, k, j) + v.F(s, i, k, j - 1));
+}
+WRFGPU_HD float un_zflux(const View& v, std::size_t s, int i, int k, int j) {
+  const int o = zface_order(v, k);
+  if (o == 0) return 0.0f;
+  const float vel = v.ROM(i, k, j);
+  if (o == 3)
+    return vel * un_flux3(v.F(s, i, k - 2, j), v.F(s, i, k - 1, j), v.F(s, i, k, j),
+                          v.F(s, i, k + 1, j), -vel, v.ts);
+  return vel * (v.A1(v.fzm, k) * v.F(s, i, k, j) + v.A1(v.fzp, k) * v.F(s, i, k - 1, j));
+}
+WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int j, float t) {
+  if (ydiv_cell(v, j)) {
+    const float mrdy = v.A2(v.msftx, i, j) * v.rdy;
+    t = t - mrdy * (un_yflux(v, s, i, k, j + 1) - un_yflux(v, s, i, k, j));
+  }
+  if (xdiv_cell(v, i)) {
+    const float mrdx = v.A2(v.msftx, i, j) * v.rdx;
+    t = t - mrdx * (un_xflux(v, s, i + 1, k, j) - un_xflux(v, s, i, k, j));
+  }
+  t = open_terms(v, s, i, k, j, t);
+  t = t - v.A1(v.rdzw, k) * (un_zflux(v, s, i, k + 1, j) - un_zflux(v, s, i, k, j));
+  return t;
+}
+
+}  // namespace WRFGPU_MODE_NS
+}  // namespace advection
+}  // namespace wrfgpu

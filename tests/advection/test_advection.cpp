@@ -1,0 +1,424 @@
+// test_advection.cpp - scalar advection (advect_scalar_pd, advect_scalar) against WRF's Fortran,
+// CPU vs GPU, positivity, conservation, tiling and bad input.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+#include "advection.h"
+#include "advection_capture.h"
+#include "advection_physics.h"
+#include "advection_synth.h"
+#include "errors.h"
+#include "test_util.h"
+#include "verify.h"
+
+using namespace wrfgpu;
+using namespace wrfgpu::advection;
+
+namespace {
+
+std::vector<std::string> data_files(const std::string& must_contain, const std::string& prefix = "") {
+  std::vector<std::string> out;
+  DIR* dir = opendir(wrfgpu_test::data_dir().c_str());
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    std::string n = e->d_name;
+    if (n.size() > 3 && n.substr(n.size() - 3) == ".nc" && n.find(must_contain) != std::string::npos &&
+        n.compare(0, prefix.size(), prefix) == 0)
+      out.push_back(wrfgpu_test::data_file(n));
+  }
+  closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Tile of species s of a WRF-layout 4-D array as a dense (i fastest, k, j) array.
+std::vector<float> tile_of(const std::vector<float>& a, const WrfDims& d, int s) {
+  const int itf = std::min(d.ite, d.ide - 1), jtf = std::min(d.jte, d.jde - 1), ktf = d.kde - 1;
+  std::vector<float> o;
+  for (int j = d.jts; j <= jtf; ++j)
+    for (int k = d.kts; k <= ktf; ++k)
+      for (int i = d.its; i <= itf; ++i) o.push_back(a[(std::size_t)s * d.size3() + d.idx3(i, k, j)]);
+  return o;
+}
+
+struct Cmp {
+  std::size_t differing = 0, cells = 0;
+  double max_abs = 0, max_plmv = 0, max_ref = 0;
+};
+Cmp compare_tiles(const std::vector<float>& ref, const std::vector<float>& x, const WrfDims& d, int ns,
+                  const std::string& what) {
+  Cmp c;
+  const int ni = std::min(d.ite, d.ide - 1) - d.its + 1, nj = std::min(d.jte, d.jde - 1) - d.jts + 1,
+            nk = d.kde - d.kts;
+  for (int s = 0; s < ns; ++s) {
+    std::vector<float> a = tile_of(ref, d, s), b = tile_of(x, d, s);
+    FieldStats st = compare_field(what + "[" + std::to_string(s) + "]", a.data(), b.data(), ni, nk, nj);
+    c.max_abs = std::max(c.max_abs, st.max_abs);
+    c.max_plmv = std::max(c.max_plmv, st.plmv);
+    EXPECT_EQ(st.nonfinite, 0u) << what << " species " << s;
+    for (std::size_t q = 0; q < a.size(); ++q) {
+      c.max_ref = std::max(c.max_ref, (double)std::fabs(a[q]));
+      if (!(a[q] == b[q])) ++c.differing;  // +0 == -0: the sign of a zero is not compared
+    }
+    c.cells += a.size();
+  }
+  return c;
+}
+
+void run_capture(const AdvectCapture& cap, Backend b, std::vector<float>& t, std::vector<float>& h,
+                 std::vector<float>& z) {
+  const std::size_t n = (std::size_t)cap.nspec * cap.d.size3();
+  t.assign(n, 0.f);
+  h.assign(cap.tenddec ? n : 0, 0.f);
+  z.assign(cap.tenddec ? n : 0, 0.f);
+  AdvectInputs in = cap.inputs(t.data(), cap.tenddec ? h.data() : nullptr, cap.tenddec ? z.data() : nullptr);
+  if (cap.pd) run_pd(b, Mode::Strict, in); else run_unlimited(b, Mode::Strict, in);
+}
+
+// The mass-weighted update WRF applies (rk_update_scalar): M_old*q_old + dt*msfty*tendency.
+double updated_mass(const SynthCase& c, int s, int i, int k, int j) {
+  const WrfDims& d = c.d;
+  const std::size_t o3 = (std::size_t)s * d.size3() + d.idx3(i, k, j), o2 = d.idx2(i, j), o1 = k - d.kms;
+  const float M = (c.c1[o1] * c.mub[o2] + c.c2[o1]) + c.c1[o1] * c.mu_old[o2];
+  return (double)M * c.field_old[o3] + (double)c.spec.dt * c.msfty[o2] * c.tendency[o3];
+}
+
+}  // namespace
+
+// ---- against WRF's own Fortran (reference data made by advect_ref, every boundary type) -------
+TEST(AdvectionWrfRef, CpuBitwiseOnEveryBoundaryCase) {
+  auto files = data_files("advect", "ref_advect_");
+  if (files.empty()) GTEST_SKIP() << "no ref_advect_*.nc in " << wrfgpu_test::data_dir();
+  for (const auto& f : files) {
+    AdvectCapture cap = load_capture(f);
+    std::vector<float> t, h, z;
+    run_capture(cap, Backend::Cpu, t, h, z);
+    Cmp c = compare_tiles(cap.tendency_ref, t, cap.d, cap.nspec, "tendency");
+    EXPECT_EQ(c.differing, 0u) << f << ": max abs diff " << c.max_abs << " plmv " << c.max_plmv;
+    if (cap.tenddec && !cap.h_ref.empty()) {
+      EXPECT_EQ(compare_tiles(cap.h_ref, h, cap.d, cap.nspec, "h_tendency").differing, 0u) << f;
+      EXPECT_EQ(compare_tiles(cap.z_ref, z, cap.d, cap.nspec, "z_tendency").differing, 0u) << f;
+    }
+    std::printf("[ wrf-ref  ] %-44s %s cells=%zu differing=%zu max_abs=%.3g plmv=%.3g\n",
+                f.substr(f.find_last_of('/') + 1).c_str(), cap.pd ? "pd" : "un", c.cells, c.differing,
+                c.max_abs, c.max_plmv);
+  }
+}
+
+TEST(AdvectionWrfRef, GpuBitwiseOnEveryBoundaryCase) {
+  WRFGPU_REQUIRE_GPU();
+  auto files = data_files("advect", "ref_advect_");
+  if (files.empty()) GTEST_SKIP() << "no reference data";
+  for (const auto& f : files) {
+    AdvectCapture cap = load_capture(f);
+    std::vector<float> t, h, z;
+    run_capture(cap, Backend::Gpu, t, h, z);
+    Cmp c = compare_tiles(cap.tendency_ref, t, cap.d, cap.nspec, "tendency");
+    EXPECT_EQ(c.differing, 0u) << f << ": max abs diff " << c.max_abs;
+    if (cap.tenddec && !cap.h_ref.empty()) {
+      EXPECT_EQ(compare_tiles(cap.h_ref, h, cap.d, cap.nspec, "h").differing, 0u) << f;
+      EXPECT_EQ(compare_tiles(cap.z_ref, z, cap.d, cap.nspec, "z").differing, 0u) << f;
+    }
+  }
+}
+
+// ---- real captures from WRF em_quarter_ss (when present) -----------------------------------
+TEST(AdvectionWrfCapture, QuarterSsMoist) {
+  auto files = data_files("advect", "quarter_ss_");
+  if (files.empty()) GTEST_SKIP() << "no quarter_ss_*advect*.nc captures yet";
+  for (const auto& f : files) {
+    AdvectCapture cap = load_capture(f);
+    for (Backend b : {Backend::Cpu, Backend::Gpu}) {
+      if (b == Backend::Gpu && gpu_count() == 0) continue;
+      std::vector<float> t, h, z;
+      run_capture(cap, b, t, h, z);
+      Cmp c = compare_tiles(cap.tendency_ref, t, cap.d, cap.nspec, "tendency");
+      std::printf("[ capture  ] %s %s species=%d cells=%zu differing=%zu max_abs=%.3g (max|ref| %.3g) plmv=%.3g\n",
+                  f.c_str(), b == Backend::Cpu ? "cpu" : "gpu", cap.nspec, c.cells, c.differing,
+                  c.max_abs, c.max_ref, c.max_plmv);
+      EXPECT_EQ(c.differing, 0u) << f << " max abs " << c.max_abs;
+      EXPECT_LT(c.max_plmv, 1e-6) << f;
+    }
+  }
+}
+
+// ---- the limiter is exercised by the reference cases ---------------------------------------
+TEST(AdvectionPhysics, LimiterActiveInReferenceCases) {
+  SynthSpec sp;
+  sp.nx = 16; sp.ny = 14; sp.nz = 8; sp.nspec = 3; sp.seed = 12; sp.flags.specified = true;
+  SynthCase c = make_synth(sp);
+  AdvectInputs in = c.inputs();
+  // Count limited cells with the same functions the backends use.
+  View v;
+  v.g = v.mt = v.mm = v.mo = c.d;
+  v.f = in.field; v.fo = in.field_old; v.sst = c.d.size3();
+  v.ru = in.ru; v.rv = in.rv; v.rom = in.rom; v.mut = in.mut; v.mub = in.mub; v.mu_old = in.mu_old;
+  v.msftx = in.msftx; v.msfty = in.msfty; v.c1 = in.c1; v.c2 = in.c2; v.fzm = in.fzm; v.fzp = in.fzp;
+  v.rdzw = in.rdzw; v.k1d = c.d.kms; v.rdx = in.rdx; v.rdy = in.rdy; v.dt = in.dt; v.ts = 1;
+  v.itf = c.d.ide - 1; v.jtf = c.d.jde - 1; v.ktf = c.d.kde - 1;
+  v.bc.dxs = v.bc.dxe = v.bc.dys = v.bc.dye = 1;
+  int limited = 0, total = 0;
+  for (int s = 0; s < 3; ++s)
+    for (int j = c.d.jds + 1; j <= c.d.jde - 2; ++j)
+      for (int k = 1; k <= v.ktf; ++k)
+        for (int i = c.d.ids + 1; i <= c.d.ide - 2; ++i) {
+          strict::CellFaces cf = strict::pd_cell_faces(v, i, k, j);
+          float sc = strict::pd_cell_scale(v, cf, (std::size_t)s * v.sst, i, k, j);
+          limited += sc != 1.0f;
+          ++total;
+        }
+  std::printf("[ limiter  ] %d of %d cell-species limited\n", limited, total);
+  EXPECT_GT(limited, total / 50);
+}
+
+// ---- positivity: non-negative inputs give a non-negative mass-weighted update --------------
+TEST(AdvectionPhysics, PositiveDefiniteOnRandomFields) {
+  int cases = 0;
+  double worst = 0;
+  for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+    SynthSpec sp;
+    sp.nx = 20; sp.ny = 18; sp.nz = 10; sp.nspec = 4; sp.seed = 1000 + seed;
+    sp.courant = 0.15f + 0.03f * (seed % 6);  // up to 0.3 per direction (sum of outflow < 1)
+    if (seed % 3 == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
+    else if (seed % 3 == 1) sp.flags.specified = true;
+    else sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
+    SynthCase c = make_synth(sp);
+    AdvectInputs in = c.inputs();
+    run_pd(Backend::Cpu, Mode::Strict, in);
+    const WrfDims& d = c.d;
+    const bool deg = !sp.flags.periodic_x;
+    for (int s = 0; s < sp.nspec; ++s)
+      for (int j = d.jds + (deg ? 1 : 0); j <= d.jde - (deg ? 2 : 1); ++j)
+        for (int k = 1; k <= d.kde - 1; ++k)
+          for (int i = d.ids + (deg ? 1 : 0); i <= d.ide - (deg ? 2 : 1); ++i) {
+            const std::size_t o2 = d.idx2(i, j), o1 = k - d.kms;
+            const double M = (c.c1[o1] * c.mub[o2] + c.c2[o1]) + c.c1[o1] * c.mu_old[o2];
+            // Round-off scale: the local tracer mass (largest value of field/field_old in the
+            // cell and its six neighbours); float sums in ph_low/flux_out err by ~1e-7 of it.
+            double qmax = 0;
+            const int nb[7][3] = {{0, 0, 0}, {1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+            for (auto& n : nb) {
+              const int kk = std::min(std::max(k + n[1], 1), d.kde - 1);
+              const std::size_t o = (std::size_t)s * d.size3() + d.idx3(i + n[0], kk, j + n[2]);
+              qmax = std::max(qmax, (double)std::max(c.field[o], c.field_old[o]));
+            }
+            const double ref = M * qmax + 1e-30;
+            const double q = updated_mass(c, s, i, k, j);
+            worst = std::min(worst, q / ref);
+            ASSERT_GE(q, -1e-5 * ref) << "seed " << seed << " s " << s << " (i,k,j)=(" << i << "," << k << "," << j << ")";
+          }
+    ++cases;
+  }
+  std::printf("[ positivity] %d random cases, most negative update / (M*local max q) = %.3g\n", cases, worst);
+}
+
+// ---- conservation: periodic and symmetric domains have no net flux -------------------------
+TEST(AdvectionPhysics, ConservesMassPeriodicAndSymmetric) {
+  for (int pd = 0; pd <= 1; ++pd)
+    for (int bc = 0; bc < 2; ++bc) {
+      SynthSpec sp;
+      sp.nx = 18; sp.ny = 16; sp.nz = 9; sp.nspec = 3; sp.seed = 77 + bc + 10 * pd;
+      if (bc == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
+      else sp.flags.symmetric_xs = sp.flags.symmetric_xe = sp.flags.symmetric_ys = sp.flags.symmetric_ye = true;
+      SynthCase c = make_synth(sp);
+      AdvectInputs in = c.inputs();
+      if (pd) run_pd(Backend::Cpu, Mode::Strict, in); else run_unlimited(Backend::Cpu, Mode::Strict, in);
+      const WrfDims& d = c.d;
+      for (int s = 0; s < sp.nspec; ++s) {
+        // volume of a cell in (x, y, eta): dx dy / (msftx msfty) |deta|; rk_update applies msfty*tend.
+        double sum = 0, sabs = 0;
+        for (int j = d.jds; j <= d.jde - 1; ++j)
+          for (int k = 1; k <= d.kde - 1; ++k)
+            for (int i = d.ids; i <= d.ide - 1; ++i) {
+              const double w = 1.0 / (c.msftx[d.idx2(i, j)] * std::fabs(c.rdzw[k - d.kms]));
+              const double x = c.tendency[(std::size_t)s * d.size3() + d.idx3(i, k, j)] * w;
+              sum += x;
+              sabs += std::fabs(x);
+            }
+        EXPECT_LT(std::fabs(sum), 2e-6 * sabs) << (pd ? "pd" : "unlimited") << (bc ? " symmetric" : " periodic")
+                                               << " species " << s << " sum " << sum << " sum|.| " << sabs;
+      }
+    }
+}
+
+// ---- tiling: four tiles give bitwise the whole-domain result --------------------------------
+TEST(AdvectionPhysics, TilesGiveTheSameResult) {
+  for (int pd = 0; pd <= 1; ++pd)
+    for (int bc = 0; bc < 2; ++bc) {
+      SynthSpec sp;
+      sp.nx = 20; sp.ny = 17; sp.nz = 8; sp.nspec = 2; sp.seed = 5 + bc;
+      if (bc) sp.flags.specified = true; else sp.flags.periodic_x = sp.flags.periodic_y = true;
+      SynthCase whole = make_synth(sp);
+      AdvectInputs in = whole.inputs();
+      if (pd) run_pd(Backend::Cpu, Mode::Strict, in); else run_unlimited(Backend::Cpu, Mode::Strict, in);
+      SynthCase tiled = make_synth(sp);
+      const WrfDims d0 = tiled.d;
+      const int is[3] = {d0.ids, 8, d0.ide}, js[3] = {d0.jds, 10, d0.jde};
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) {
+          AdvectInputs t = tiled.inputs();
+          t.dims.its = is[a] + (a ? 1 : 0); t.dims.ite = a ? is[2] : is[1];
+          t.dims.jts = js[b] + (b ? 1 : 0); t.dims.jte = b ? js[2] : js[1];
+          if (pd) run_pd(Backend::Cpu, Mode::Strict, t); else run_unlimited(Backend::Cpu, Mode::Strict, t);
+        }
+      std::size_t diff = 0;
+      for (std::size_t q = 0; q < whole.tendency.size(); ++q) diff += !(whole.tendency[q] == tiled.tendency[q]);
+      EXPECT_EQ(diff, 0u) << (pd ? "pd" : "unlimited") << " bc " << bc;
+    }
+}
+
+// ---- fast mode stays close to strict -------------------------------------------------------
+TEST(AdvectionModes, FastCloseToStrict) {
+  SynthSpec sp;
+  sp.nx = 20; sp.ny = 18; sp.nz = 10; sp.nspec = 3; sp.seed = 9; sp.flags.specified = true;
+  SynthCase a = make_synth(sp), b = make_synth(sp);
+  AdvectInputs ia = a.inputs(), ib = b.inputs();
+  run_pd(Backend::Cpu, Mode::Strict, ia);
+  run_pd(Backend::Cpu, Mode::Fast, ib);
+  Cmp c = compare_tiles(a.tendency, b.tendency, a.d, 3, "fast");
+  std::printf("[ fast     ] cpu fast vs strict: %zu of %zu cells differ, max abs %.3g (max |t| %.3g), plmv %.3g\n",
+              c.differing, c.cells, c.max_abs, c.max_ref, c.max_plmv);
+  EXPECT_LT(c.max_abs, 1e-4 * c.max_ref);
+}
+
+// ---- accumulate: WRF's INTENT(INOUT) tendency ------------------------------------------------
+TEST(AdvectionApi, AccumulateAddsToTendency) {
+  SynthSpec sp;
+  sp.nspec = 2; sp.seed = 3; sp.flags.periodic_x = sp.flags.periodic_y = true;
+  SynthCase a = make_synth(sp), b = make_synth(sp);
+  for (auto& x : b.tendency) x = 1.0f;
+  AdvectInputs ia = a.inputs(), ib = b.inputs();
+  ib.accumulate = true;
+  run_pd(Backend::Cpu, Mode::Strict, ia);
+  run_pd(Backend::Cpu, Mode::Strict, ib);
+  const WrfDims& d = a.d;
+  for (int j = d.jts; j <= d.jde - 1; ++j)
+    for (int i = d.its; i <= d.ide - 1; ++i) {
+      const std::size_t o = d.idx3(i, 3, j);
+      EXPECT_NEAR(b.tendency[o], 1.0f + a.tendency[o], 1e-5 * (1 + std::fabs(a.tendency[o])));
+    }
+  // outside the tile nothing is written
+  EXPECT_EQ(a.tendency[d.idx3(d.ims, 1, d.jms)], 0.0f);
+}
+
+// ---- bad input --------------------------------------------------------------------------------
+TEST(AdvectionApi, RejectsBadInput) {
+  SynthSpec sp;
+  sp.nspec = 3; sp.flags.specified = true;
+  SynthCase c = make_synth(sp);
+  auto expect_input_error = [&](AdvectInputs in, const std::string& needle, bool pd = true) {
+    try {
+      if (pd) run_pd(Backend::Cpu, Mode::Strict, in); else run_unlimited(Backend::Cpu, Mode::Strict, in);
+      ADD_FAILURE() << "no InputError for " << needle;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  { AdvectInputs in = c.inputs(); in.flags.polar = true; expect_input_error(in, "polar not supported"); }
+  { AdvectInputs in = c.inputs(); in.flags.h_order = 6; expect_input_error(in, "h_sca_adv_order=6"); }
+  { AdvectInputs in = c.inputs(); in.flags.v_order = 5; expect_input_error(in, "v_sca_adv_order=5"); }
+  { AdvectInputs in = c.inputs(); in.dims.kte = in.dims.kde - 1; expect_input_error(in, "kte="); }
+  { AdvectInputs in = c.inputs(); in.mub = nullptr; expect_input_error(in, "mub is a null pointer"); }
+  { AdvectInputs in = c.inputs(); in.flags.specified = false; expect_input_error(in, "west boundary"); }
+  // halo narrower than the scheme needs: a tile in the interior with memory only 3 wide
+  {
+    SynthSpec s2 = sp;
+    s2.halo = 3; s2.its = 8; s2.ite = 15; s2.jts = 7; s2.jte = 12;
+    SynthCase c2 = make_synth(s2);
+    expect_input_error(c2.inputs(), "field: halo too narrow");
+    // the unlimited scheme needs only 3
+    AdvectInputs un = c2.inputs();
+    EXPECT_NO_THROW(run_unlimited(Backend::Cpu, Mode::Strict, un));
+  }
+  // NaN in one species of field_old: named with species and index
+  {
+    SynthCase c3 = make_synth(sp);
+    c3.field_old[2 * c3.d.size3() + c3.d.idx3(5, 4, 6)] = std::nanf("");
+    expect_input_error(c3.inputs(), "field_old: non-finite value in species 2 at (i,k,j)=(5,4,6)");
+  }
+  {
+    SynthCase c4 = make_synth(sp);
+    c4.mut[c4.d.idx2(3, 3)] = INFINITY;
+    expect_input_error(c4.inputs(), "mut: non-finite value at (i,j)=(3,3)");
+  }
+  // NaN outside what the scheme reads is not an error (WRF never reads it either)
+  {
+    SynthCase c5 = make_synth(sp);
+    c5.field[c5.d.idx3(c5.d.ims, 2, c5.d.jms)] = std::nanf("");  // corner of the halo
+    AdvectInputs in = c5.inputs();
+    EXPECT_NO_THROW(run_pd(Backend::Cpu, Mode::Strict, in));
+  }
+}
+
+TEST(AdvectionApi, GpuWithoutCudaOrGpuIsARuntimeError) {
+  if (gpu_count() > 0) GTEST_SKIP() << "a GPU is visible";
+  SynthSpec sp;
+  sp.flags.periodic_x = sp.flags.periodic_y = true;
+  SynthCase c = make_synth(sp);
+  AdvectInputs in = c.inputs();
+  EXPECT_THROW(run_pd(Backend::Gpu, Mode::Strict, in), RuntimeError);
+}
+
+// ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
+TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
+  WRFGPU_REQUIRE_GPU();
+  for (int pd = 0; pd <= 1; ++pd)
+    for (int bc = 0; bc < 3; ++bc)
+      for (int g : {0, 1, 3, 7}) {
+        SynthSpec sp;
+        sp.nx = 37; sp.ny = 29; sp.nz = 12; sp.nspec = 7; sp.seed = 40 + bc; sp.courant = 0.6f;
+        if (bc == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
+        else if (bc == 1) sp.flags.specified = true;
+        else sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
+        SynthCase c = make_synth(sp);
+        AdvectInputs in = c.inputs(pd == 1 && bc == 1);
+        GpuOptions o;
+        o.species_per_group = g;
+        o.species_per_thread = 1 + (g % 3);
+        AdvectTimings t;
+        if (pd) run_pd(Backend::Both, Mode::Strict, in, &t, o);
+        else run_unlimited(Backend::Both, Mode::Strict, in, &t, o);
+        EXPECT_EQ(t.both_cells_differing, 0u) << "pd " << pd << " bc " << bc << " group " << g;
+      }
+}
+
+TEST(AdvectionGpu, FastModeCloseToCpu) {
+  WRFGPU_REQUIRE_GPU();
+  SynthSpec sp;
+  sp.nx = 40; sp.ny = 30; sp.nz = 12; sp.nspec = 5; sp.flags.specified = true;
+  SynthCase c = make_synth(sp);
+  AdvectInputs in = c.inputs();
+  AdvectTimings t;
+  run_pd(Backend::Both, Mode::Fast, in, &t);
+  std::printf("[ gpu fast ] max abs diff to cpu fast %.3g in %zu cells\n", t.both_max_abs_diff, t.both_cells_differing);
+  EXPECT_LT(t.both_max_abs_diff, 1e-3);
+}
+
+TEST(AdvectionGpu, BenchSmoke) {
+  WRFGPU_REQUIRE_GPU();
+  BenchResult r = bench_pd(Backend::Gpu, Mode::Strict, 64, 48, 20, 9, 2, false);
+  EXPECT_GT(r.best.total_ms, 0);
+  EXPECT_GT(r.bytes_min, 0u);
+}
+
+// ---- benchmark figures of the two reference sizes (printed; the lead's wrfgpu_bench calls
+// bench_pd the same way) --------------------------------------------------------------------
+TEST(AdvectionGpu, BenchReport) {
+  WRFGPU_REQUIRE_GPU();
+  struct C { int nx, ny, nz, ns; } cs[2] = {{134, 110, 35, 81}, {425, 300, 35, 5}};
+  for (const C& c : cs)
+    for (Mode m : {Mode::Strict, Mode::Fast}) {
+      BenchResult r = bench_pd(Backend::Gpu, m, c.nx, c.ny, c.nz, c.ns, 3, m == Mode::Strict);
+      const AdvectTimings& t = r.best;
+      std::printf("[ bench    ] %s: total %.2f ms (kernel %.2f, H2D %.2f, D2H %.2f, pack %.2f; %d groups of %d), "
+                  "H2D %.1f MB, D2H %.1f MB, min traffic %.1f MB -> %.1f GB/s end-to-end, %.1f GB/s kernel; "
+                  "cpu(omp) %.1f ms\n",
+                  r.note.c_str(), t.total_ms, t.kernel_ms, t.h2d_ms, t.d2h_ms, t.pack_ms, t.groups,
+                  t.species_per_group, t.bytes_h2d / 1e6, t.bytes_d2h / 1e6, r.bytes_min / 1e6,
+                  r.bytes_min / 1e6 / t.total_ms, r.bytes_min / 1e6 / t.kernel_ms, r.cpu_ms);
+    }
+}
