@@ -290,7 +290,7 @@ void gather_outputs(std::vector<OutputField>& outs, const NcFile& f, int rank, i
     if (o.ref_var.empty() || !f.has_var(o.ref_var)) continue;
     std::vector<std::size_t> full = f.var_shape(o.ref_var);
     std::size_t jd = full.size() == 2 ? 0 : full.size() - 3, id = full.size() - 1;
-    if (nranks == 1) continue;
+    if (nranks == 1 && o.shape == full) continue;
     if (rank != 0) {
       unsigned long long hdr[4] = {o.off_i, o.off_j, o.shape[id], o.shape[jd]};
       MPI_Send(hdr, 4, MPI_UNSIGNED_LONG_LONG, 0, 1, MPI_COMM_WORLD);

@@ -1,0 +1,35 @@
+#!/bin/sh
+# The same answer for any rank count: each capture is replayed with 1, 2 and 4 MPI ranks on
+# the CPU backend (strict); the gathered outputs must be bitwise identical, and so must the
+# verification table (it is reduced over ranks).
+cd "$(dirname "$0")/../.." || exit 2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+drv=bin/wrfgpu_replay
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+files=$(ls test_data/wsm5_synth_60s_wrfref.nc test_data/ref_advect_pd_specified.nc \
+           test_data/ref_advect_pd_open.nc test_data/quarter_ss_soc_wsm5_*.nc \
+           test_data/radm2sorg_warm_*.nc 2>/dev/null)
+for f in $files; do
+  b=$(basename "$f" .nc)
+  for np in 1 2 4; do
+    timeout 300 mpirun --oversubscribe -np $np $drv "$f" --backend cpu --quiet \
+      --write-outputs "$tmp/$b.np$np.nc" > "$tmp/$b.np$np.log" 2>&1
+    # the table without the timing lines and the rank count in the summary
+    grep -E "\| (ok|FAIL)$" "$tmp/$b.np$np.log" > "$tmp/$b.np$np.table"
+  done
+  same=1
+  for np in 2 4; do
+    # every *_out variable, all digits
+    for v in $(ncdump -h "$tmp/$b.np1.nc" | sed -n 's/.*float \([a-z_0-9]*_out\)(.*/\1/p'); do
+      ncdump -p 9,17 -v "$v" "$tmp/$b.np1.nc" | sed '1,/^data:/d' > "$tmp/a"
+      ncdump -p 9,17 -v "$v" "$tmp/$b.np$np.nc" | sed '1,/^data:/d' > "$tmp/b"
+      cmp -s "$tmp/a" "$tmp/b" || { echo "  $v differs between 1 and $np ranks"; same=0; }
+    done
+    cmp -s "$tmp/$b.np1.table" "$tmp/$b.np$np.table" || { echo "  report differs between 1 and $np ranks"; diff "$tmp/$b.np1.table" "$tmp/$b.np$np.table" | head -5; same=0; }
+  done
+  [ -s "$tmp/$b.np1.table" ] || { echo "  no report for $f"; cat "$tmp/$b.np1.log" | tail -5; same=0; }
+  if [ $same = 1 ]; then echo "ok   $b: 1, 2, 4 ranks bitwise identical"; else echo "FAIL $b"; fails=$((fails+1)); fi
+done
+[ $fails -eq 0 ]
