@@ -1,0 +1,127 @@
+! module_wrfgpu_radm2sorg.F90 - Fortran binding of the wrfgpu RADM2SORG KPP chemistry
+! (chem_opt=106), for a hook in chem/chem_driver.F next to CALL kpp_mechanism_driver
+! (docs/wrf_interfaces.md D.3). One call integrates the tile its:ite,kts:kte,jts:jte exactly as
+! radm2sorg_interface does (docs/radm2sorg.md); arrays are passed in place (no copies).
+!
+! Hook sketch (chem_driver.F, inside the tile loop, RADM2SORG_KPP only):
+!   p_chem = (/ p_sulf, p_ora1, ... /)   ! order: wrfgpu_radm2sorg_chem_name(q), q=1..41
+!   CALL wrfgpu_radm2sorg(chem, p_chem, grid%o1d, grid%o3p, ..., moist(:,:,:,P_QV), t_phy, p_phy,
+!        rho, grid%ph_no2, ..., vdrog3, dtstepc, p_nu0, ids,ide,jds,jde,kds,kde,
+!        ims,ime,jms,jme,kms,kme, its,ite,jts,jte,kts,kte)
+MODULE module_wrfgpu_radm2sorg
+  USE, INTRINSIC :: ISO_C_BINDING
+  IMPLICIT NONE
+  PRIVATE
+  PUBLIC :: wrfgpu_radm2sorg, wrfgpu_radm2sorg_chem_name, wrfgpu_radm2sorg_ph_name
+
+  INTEGER, PARAMETER, PUBLIC :: wrfgpu_radm2sorg_nchem = 41, wrfgpu_radm2sorg_nrad = 17, &
+                                wrfgpu_radm2sorg_nph = 21, wrfgpu_radm2sorg_ldrog = 17
+
+  INTERFACE
+    SUBROUTINE c_run(chem, num_chem, p_chem, rad, qv, t_phy, p_phy, rho, ph, dtstepc, vdrog3, &
+                     ldrog, p_nu0, dims, backend, stats, ierr) BIND(C, NAME='wrfgpu_radm2sorg_run')
+      IMPORT :: C_PTR, C_INT, C_FLOAT, C_LONG_LONG
+      TYPE(C_PTR), VALUE :: chem, qv, t_phy, p_phy, rho, vdrog3
+      INTEGER(C_INT), INTENT(IN) :: num_chem, p_chem(*), ldrog, p_nu0, dims(18), backend
+      TYPE(C_PTR), INTENT(IN) :: rad(*), ph(*)
+      REAL(C_FLOAT), INTENT(IN) :: dtstepc
+      INTEGER(C_LONG_LONG), INTENT(OUT) :: stats(4)
+      INTEGER(C_INT), INTENT(OUT) :: ierr
+    END SUBROUTINE
+    SUBROUTINE c_name(kind, q, name, len) BIND(C, NAME='wrfgpu_radm2sorg_name')
+      IMPORT :: C_INT, C_CHAR
+      INTEGER(C_INT), INTENT(IN) :: kind, q, len
+      CHARACTER(KIND=C_CHAR), INTENT(OUT) :: name(*)
+    END SUBROUTINE
+  END INTERFACE
+
+CONTAINS
+
+  ! WRF name of state chem field q (1..41) or radical (42..58): the order p_chem must follow.
+  FUNCTION wrfgpu_radm2sorg_chem_name(q) RESULT(nm)
+    INTEGER, INTENT(IN) :: q
+    CHARACTER(LEN=16) :: nm
+    CHARACTER(KIND=C_CHAR) :: buf(16)
+    INTEGER :: n
+    CALL c_name(0_C_INT, INT(q, C_INT), buf, 16_C_INT)
+    DO n = 1, 16
+      nm(n:n) = buf(n)
+    END DO
+  END FUNCTION
+
+  ! Photolysis rate q (1..21) in the argument order below: 'no2' for ph_no2, ...
+  FUNCTION wrfgpu_radm2sorg_ph_name(q) RESULT(nm)
+    INTEGER, INTENT(IN) :: q
+    CHARACTER(LEN=16) :: nm
+    CHARACTER(KIND=C_CHAR) :: buf(16)
+    INTEGER :: n
+    CALL c_name(1_C_INT, INT(q, C_INT), buf, 16_C_INT)
+    DO n = 1, 16
+      nm(n:n) = buf(n)
+    END DO
+  END FUNCTION
+
+  SUBROUTINE wrfgpu_radm2sorg(chem, p_chem,                                              &
+      o1d, o3p, xno2, tolp, xylp, oltp, oln, xo2, ol2p, hc5p, hc8p, tco3, olip, ketp, mo2,  &
+      hc3p, ethp, qv, t_phy, p_phy, rho,                                                    &
+      ph_no2, ph_o31d, ph_o33p, ph_hno2, ph_hno3, ph_hno4, ph_no3o2, ph_no3o, ph_h2o2,      &
+      ph_ch2om, ph_ch2or, ph_ch3cho, ph_ch3o2h, ph_ch3coch3, ph_ch3coo2h, ph_ch3coc2h5,     &
+      ph_hcocho, ph_hcochob, ph_ch3cocho, ph_hcochest, ph_ch3ono2,                          &
+      vdrog3, dtstepc, p_nu0,                                                               &
+      ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                           &
+      its, ite, jts, jte, kts, kte, backend, nfailed)
+    INTEGER, INTENT(IN) :: ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
+                           its, ite, jts, jte, kts, kte
+    REAL, DIMENSION(ims:, kms:, jms:, :), INTENT(INOUT), TARGET, CONTIGUOUS :: chem
+    INTEGER, INTENT(IN) :: p_chem(wrfgpu_radm2sorg_nchem)
+    REAL, DIMENSION(ims:ime, kms:kme, jms:jme), INTENT(INOUT), TARGET :: &
+      o1d, o3p, xno2, tolp, xylp, oltp, oln, xo2, ol2p, hc5p, hc8p, tco3, olip, ketp, mo2, hc3p, ethp
+    REAL, DIMENSION(ims:ime, kms:kme, jms:jme), INTENT(IN), TARGET :: qv, t_phy, p_phy, rho,  &
+      ph_no2, ph_o31d, ph_o33p, ph_hno2, ph_hno3, ph_hno4, ph_no3o2, ph_no3o, ph_h2o2,          &
+      ph_ch2om, ph_ch2or, ph_ch3cho, ph_ch3o2h, ph_ch3coch3, ph_ch3coo2h, ph_ch3coc2h5,         &
+      ph_hcocho, ph_hcochob, ph_ch3cocho, ph_hcochest, ph_ch3ono2
+    REAL, DIMENSION(ims:, kms:, jms:, :), INTENT(INOUT), TARGET, CONTIGUOUS :: vdrog3
+    REAL, INTENT(IN) :: dtstepc
+    INTEGER, INTENT(IN) :: p_nu0
+    INTEGER, INTENT(IN), OPTIONAL :: backend   ! 0 auto/WRFGPU_BACKEND (default), 1 cpu, 2 gpu
+    INTEGER, INTENT(OUT), OPTIONAL :: nfailed  ! cells whose integration failed (else a stop)
+
+    TYPE(C_PTR) :: rad(wrfgpu_radm2sorg_nrad), ph(wrfgpu_radm2sorg_nph)
+    INTEGER(C_INT) :: dims(18), p(wrfgpu_radm2sorg_nchem), be, ierr
+    INTEGER(C_LONG_LONG) :: stats(4)
+    INTEGER :: q
+
+    rad = (/ C_LOC(o1d), C_LOC(o3p), C_LOC(xno2), C_LOC(tolp), C_LOC(xylp), C_LOC(oltp),     &
+             C_LOC(oln), C_LOC(xo2), C_LOC(ol2p), C_LOC(hc5p), C_LOC(hc8p), C_LOC(tco3),       &
+             C_LOC(olip), C_LOC(ketp), C_LOC(mo2), C_LOC(hc3p), C_LOC(ethp) /)
+    ph = (/ C_LOC(ph_no2), C_LOC(ph_o31d), C_LOC(ph_o33p), C_LOC(ph_hno2), C_LOC(ph_hno3),   &
+            C_LOC(ph_hno4), C_LOC(ph_no3o2), C_LOC(ph_no3o), C_LOC(ph_h2o2), C_LOC(ph_ch2om), &
+            C_LOC(ph_ch2or), C_LOC(ph_ch3cho), C_LOC(ph_ch3o2h), C_LOC(ph_ch3coch3),          &
+            C_LOC(ph_ch3coo2h), C_LOC(ph_ch3coc2h5), C_LOC(ph_hcocho), C_LOC(ph_hcochob),     &
+            C_LOC(ph_ch3cocho), C_LOC(ph_hcochest), C_LOC(ph_ch3ono2) /)
+    dims = (/ ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
+              its, ite, jts, jte, kts, kte /)
+    DO q = 1, wrfgpu_radm2sorg_nchem
+      p(q) = p_chem(q)
+    END DO
+    IF (SIZE(chem,1) /= ime-ims+1 .OR. SIZE(chem,2) /= kme-kms+1 .OR. SIZE(chem,3) /= jme-jms+1 .OR. &
+        SIZE(vdrog3,1) /= ime-ims+1 .OR. SIZE(vdrog3,2) /= kme-kms+1 .OR. SIZE(vdrog3,3) /= jme-jms+1) THEN
+      WRITE(0, '(A)') 'wrfgpu_radm2sorg: chem/vdrog3 are not dimensioned (ims:ime,kms:kme,jms:jme,:)'
+      ERROR STOP 'wrfgpu_radm2sorg'
+    END IF
+    be = 0
+    IF (PRESENT(backend)) be = backend
+    CALL c_run(C_LOC(chem), INT(SIZE(chem, 4), C_INT), p, rad, C_LOC(qv), C_LOC(t_phy), &
+               C_LOC(p_phy), C_LOC(rho), ph, REAL(dtstepc, C_FLOAT), C_LOC(vdrog3),    &
+               INT(SIZE(vdrog3, 4), C_INT), INT(p_nu0, C_INT), dims, be, stats, ierr)
+    IF (PRESENT(nfailed)) THEN
+      nfailed = INT(stats(4))
+      IF (ierr == 1 .AND. stats(4) > 0) RETURN
+    END IF
+    IF (ierr /= 0) THEN
+      WRITE(0, '(A,I0,A)') 'wrfgpu_radm2sorg: failed (status ', ierr, '), see the message above'
+      ERROR STOP 'wrfgpu_radm2sorg'
+    END IF
+  END SUBROUTINE wrfgpu_radm2sorg
+
+END MODULE module_wrfgpu_radm2sorg

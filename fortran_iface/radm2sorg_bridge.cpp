@@ -1,0 +1,90 @@
+// radm2sorg_bridge.cpp - C entry points of the RADM2SORG chemistry for Fortran
+// (fortran_iface/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_interfaces.md D.5.
+// Exceptions never cross into Fortran: the message is printed and *ierr set (2 bad input,
+// 1 runtime failure, including cells whose integration failed).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include "errors.h"
+#include "radm2sorg.h"
+
+using namespace wrfgpu;
+namespace r2 = wrfgpu::radm2sorg;
+
+extern "C" {
+
+// Number of state chem fields (41), radicals (17), photolysis rates (21), ldrog (17).
+void wrfgpu_radm2sorg_sizes(int* nchem, int* nrad, int* nph, int* ldrog) {
+  *nchem = r2::kNChem;
+  *nrad = r2::kNRad;
+  *nph = r2::kNPh;
+  *ldrog = r2::kLdrog;
+}
+
+// WRF name (lower case, blank padded to len) of state chem field q (1-based, 1..41), of
+// radical q (42..58), or of photolysis rate q (kind=1: "no2" for ph_no2 ...).
+void wrfgpu_radm2sorg_name(const int* kind, const int* q, char* name, const int* len) {
+  std::string s;
+  if (*kind == 0 && *q >= 1 && *q <= r2::kNState) s = r2::state_field_name(*q - 1);
+  if (*kind == 1 && *q >= 1 && *q <= r2::kNPh) s = wrfgpu::kpp_radm2sorg::kPhotolysisNames[*q - 1];
+  std::memset(name, ' ', *len);
+  std::memcpy(name, s.data(), s.size() < (std::size_t)*len ? s.size() : *len);
+}
+
+// chem(ims:ime,kms:kme,jms:jme,num_chem) ppmv; p_chem(41): P_x of each state chem field;
+// rad(17): addresses of the radical arrays; qv,t_phy,p_phy,rho: 3-D; ph(21): addresses of the
+// ph_* arrays in Pj order; vdrog3(ims:ime,kms:kme,jms:jme,ldrog); dims(18): ids,ide,jds,jde,
+// kds,kde, ims,ime,jms,jme,kms,kme, its,ite,jts,jte,kts,kte; backend: 0 auto (or
+// WRFGPU_BACKEND), 1 cpu, 2 gpu; stats (optional, may be null): nstp total, nacc total,
+// nrej total, failed cells.
+void wrfgpu_radm2sorg_run(float* chem, const int* num_chem, const int* p_chem, float** rad,
+                          const float* qv, const float* t_phy, const float* p_phy,
+                          const float* rho, const float** ph, const float* dtstepc,
+                          float* vdrog3, const int* ldrog, const int* p_nu0, const int* dims,
+                          const int* backend, long long* stats, int* ierr) {
+  *ierr = 0;
+  try {
+    r2::WrfArrays a;
+    WrfDims& d = a.d;
+    d.ids = dims[0]; d.ide = dims[1]; d.jds = dims[2]; d.jde = dims[3]; d.kds = dims[4]; d.kde = dims[5];
+    d.ims = dims[6]; d.ime = dims[7]; d.jms = dims[8]; d.jme = dims[9]; d.kms = dims[10]; d.kme = dims[11];
+    d.its = dims[12]; d.ite = dims[13]; d.jts = dims[14]; d.jte = dims[15]; d.kts = dims[16]; d.kte = dims[17];
+    a.chem = chem;
+    a.num_chem = *num_chem;
+    for (int q = 0; q < r2::kNChem; ++q) a.p_chem[q] = p_chem[q];
+    for (int q = 0; q < r2::kNRad; ++q) a.rad[q] = rad[q];
+    a.qv = qv; a.t_phy = t_phy; a.p_phy = p_phy; a.rho = rho;
+    for (int p = 0; p < r2::kNPh; ++p) a.ph[p] = ph[p];
+    a.vdrog3 = vdrog3;
+    a.ldrog = *ldrog;
+    r2::Options o;
+    o.backend = *backend == 1 ? Backend::Cpu : *backend == 2 ? Backend::Gpu
+                                                               : backend_from_env(Backend::Auto);
+    if (const char* m = std::getenv("WRFGPU_MODE")) o.mode = parse_mode(m);
+    o.dtstepc = *dtstepc;
+    o.p_nu0 = *p_nu0;
+    o.throw_on_failure = false;
+    r2::Stats s = r2::run_wrf(o, a);
+    if (stats) {
+      long long t[3] = {0, 0, 0};
+      for (std::size_t c = 0; c < s.nstp.size(); ++c) { t[0] += s.nstp[c]; t[1] += s.nacc[c]; t[2] += s.nrej[c]; }
+      stats[0] = t[0]; stats[1] = t[1]; stats[2] = t[2];
+      stats[3] = (long long)s.failures.size();
+    }
+    if (!s.failures.empty()) {
+      const r2::Failure& f = s.failures[0];
+      std::fprintf(stderr, "wrfgpu radm2sorg: integration failed in %zu cell(s), first (i,k,j)=(%d,%d,%d) status %d\n",
+                   s.failures.size(), f.i, f.k, f.j, f.status);
+      *ierr = 1;
+    }
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "wrfgpu radm2sorg: %s\n", e.what());
+    *ierr = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wrfgpu radm2sorg: %s\n", e.what());
+    *ierr = 1;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,363 @@
+// kpp_rosenbrock.h - the Rosenbrock integrator of WRF-Chem's KPP, for one cell, generic over
+// a generated mechanism (struct Mechanism of src/<model>/generated/<model>_mechanism.h).
+//
+// Mirrors chem/KPP/kpp/kpp-2.1/int/WRF_conform/rosenbrock.f90 as KPP instantiates it
+// (<model>_Rosenbrock, _ros_Integrator, _ros_ErrorNorm, _ros_PrepareMatrix, _Ros2/_Ros3/
+// _Ros4/_Rodas3/_Rodas4, _WAXPY) operation by operation: same step-size control, rejection
+// logic, singular-matrix retries and error codes. Sparse LU (no FULL_ALGEBRA).
+//
+// Layout: every per-cell array (state, work, rate constants) is addressed as p[i * s]: s = 1
+// for one cell stored contiguously (CPU, or "cell outermost" on the GPU), s = ncell for the
+// cell index innermost (coalesced GPU layout, MICM / Linford et al.).
+// Precision: the state and linear algebra use T (double by default; float as an option);
+// time, step size and error norm are double as in the Fortran.
+// Functions are static (internal linkage): the strict and the fast builds of the backends
+// each keep their own copy (an inline/template function would be merged by the linker and
+// one mode could run the other mode's code).
+#pragma once
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include "wrfgpu_hd.h"
+
+namespace wrfgpu {
+namespace kpp {
+
+// ICNTRL(3): 1 Ros2, 2 Ros3 (WRF's choice), 3 Ros4, 4 Rodas3, 5 Rodas4.
+enum RosMethod : int { kRos2 = 1, kRos3 = 2, kRos4 = 3, kRodas3 = 4, kRodas4 = 5 };
+
+// Integrator controls (ICNTRL/RCNTRL as WRF's interface sets them; zeros mean KPP defaults).
+struct RosControl {
+  int method = kRos3;           // ICNTRL(3)
+  bool autonomous = true;       // ICNTRL(1)=1 (autonomous: no dF/dT term)
+  int max_no_steps = 0;         // ICNTRL(4): 0 -> 100000
+  double atol = 1.0;            // ATOL(:) = REAL(atols,dp)
+  double rtol = 1.0000000474974513e-3;  // RTOL(:) = REAL(rtols,dp), sp 1e-3 promoted
+  double hmin = 0;              // RCNTRL(1)
+  double hmax = 0;              // RCNTRL(2): 0 -> |Tend-Tstart|
+  double hstart = 0;            // RCNTRL(3): WRF sets 0.01*TIME_END; 0 -> DeltaMin
+  double fac_min = 0, fac_max = 0, fac_rej = 0, fac_safe = 0;  // RCNTRL(4:7): 0 -> defaults
+};
+
+// Per-cell statistics (ISTATUS / RSTATUS) and the IERR status (1 success, < 0 failure:
+// -1..-5 bad controls, -6 too many steps, -7 step size too small, -8 matrix singular).
+struct RosStats {
+  int nfun = 0, njac = 0, nstp = 0, nacc = 0, nrej = 0, ndec = 0, nsol = 0, nsng = 0;
+  int status = 0;
+  double texit = 0, hexit = 0;
+};
+
+struct RosCoeffs {
+  int S = 0;
+  double A[15] = {}, C[15] = {}, M[6] = {}, E[6] = {}, Alpha[6] = {}, Gamma[6] = {};
+  bool NewF[6] = {};
+  double ELO = 0;
+};
+
+// Method coefficients (rosenbrock.f90 Ros2/Ros3/Ros4/Rodas3/Rodas4).
+static WRFGPU_HD RosCoeffs ros_coeffs(int method) {
+  RosCoeffs r;
+  switch (method) {
+    case kRos2: {
+      const double g = 1.0 + 1.0 / sqrt(2.0);
+      r.S = 2;
+      r.A[0] = (1.0) / g;
+      r.C[0] = (-2.0) / g;
+      r.NewF[0] = r.NewF[1] = true;
+      r.M[0] = (3.0) / (2.0 * g);
+      r.M[1] = (1.0) / (2.0 * g);
+      r.E[0] = 1.0 / (2.0 * g);
+      r.E[1] = 1.0 / (2.0 * g);
+      r.ELO = 2.0;
+      r.Alpha[0] = 0.0; r.Alpha[1] = 1.0;
+      r.Gamma[0] = g; r.Gamma[1] = -g;
+      break;
+    }
+    case kRos3:
+      r.S = 3;
+      r.A[0] = 1.0; r.A[1] = 1.0; r.A[2] = 0.0;
+      r.C[0] = -0.10156171083877702091975600115545E+01;
+      r.C[1] = 0.40759956452537699824805835358067E+01;
+      r.C[2] = 0.92076794298330791242156818474003E+01;
+      r.NewF[0] = true; r.NewF[1] = true; r.NewF[2] = false;
+      r.M[0] = 0.1E+01;
+      r.M[1] = 0.61697947043828245592553615689730E+01;
+      r.M[2] = -0.42772256543218573326238373806514E+00;
+      r.E[0] = 0.5E+00;
+      r.E[1] = -0.29079558716805469821718236208017E+01;
+      r.E[2] = 0.22354069897811569627360909276199E+00;
+      r.ELO = 3.0;
+      r.Alpha[0] = 0.0;
+      r.Alpha[1] = 0.43586652150845899941601945119356E+00;
+      r.Alpha[2] = 0.43586652150845899941601945119356E+00;
+      r.Gamma[0] = 0.43586652150845899941601945119356E+00;
+      r.Gamma[1] = 0.24291996454816804366592249683314E+00;
+      r.Gamma[2] = 0.21851380027664058511513169485832E+01;
+      break;
+    case kRos4:
+      r.S = 4;
+      r.A[0] = 0.2000000000000000E+01; r.A[1] = 0.1867943637803922E+01;
+      r.A[2] = 0.2344449711399156E+00; r.A[3] = r.A[1]; r.A[4] = r.A[2]; r.A[5] = 0.0;
+      r.C[0] = -0.7137615036412310E+01; r.C[1] = 0.2580708087951457E+01;
+      r.C[2] = 0.6515950076447975E+00; r.C[3] = -0.2137148994382534E+01;
+      r.C[4] = -0.3214669691237626E+00; r.C[5] = -0.6949742501781779E+00;
+      r.NewF[0] = r.NewF[1] = r.NewF[2] = true; r.NewF[3] = false;
+      r.M[0] = 0.2255570073418735E+01; r.M[1] = 0.2870493262186792E+00;
+      r.M[2] = 0.4353179431840180E+00; r.M[3] = 0.1093502252409163E+01;
+      r.E[0] = -0.2815431932141155E+00; r.E[1] = -0.7276199124938920E-01;
+      r.E[2] = -0.1082196201495311E+00; r.E[3] = -0.1093502252409163E+01;
+      r.ELO = 4.0;
+      r.Alpha[0] = 0.0; r.Alpha[1] = 0.1145640000000000E+01;
+      r.Alpha[2] = 0.6552168638155900E+00; r.Alpha[3] = r.Alpha[2];
+      r.Gamma[0] = 0.5728200000000000E+00; r.Gamma[1] = -0.1769193891319233E+01;
+      r.Gamma[2] = 0.7592633437920482E+00; r.Gamma[3] = -0.1049021087100450E+00;
+      break;
+    case kRodas3:
+      r.S = 4;
+      r.A[0] = 0.0; r.A[1] = 2.0; r.A[2] = 0.0; r.A[3] = 2.0; r.A[4] = 0.0; r.A[5] = 1.0;
+      r.C[0] = 4.0; r.C[1] = 1.0; r.C[2] = -1.0; r.C[3] = 1.0; r.C[4] = -1.0;
+      r.C[5] = -(8.0 / 3.0);
+      r.NewF[0] = true; r.NewF[1] = false; r.NewF[2] = true; r.NewF[3] = true;
+      r.M[0] = 2.0; r.M[1] = 0.0; r.M[2] = 1.0; r.M[3] = 1.0;
+      r.E[0] = 0.0; r.E[1] = 0.0; r.E[2] = 0.0; r.E[3] = 1.0;
+      r.ELO = 3.0;
+      r.Alpha[0] = 0.0; r.Alpha[1] = 0.0; r.Alpha[2] = 1.0; r.Alpha[3] = 1.0;
+      r.Gamma[0] = 0.5; r.Gamma[1] = 1.5; r.Gamma[2] = 0.0; r.Gamma[3] = 0.0;
+      break;
+    case kRodas4:
+      r.S = 6;
+      r.Alpha[0] = 0.000; r.Alpha[1] = 0.386; r.Alpha[2] = 0.210;
+      r.Alpha[3] = 0.630; r.Alpha[4] = 1.000; r.Alpha[5] = 1.000;
+      r.Gamma[0] = 0.2500000000000000E+00; r.Gamma[1] = -0.1043000000000000E+00;
+      r.Gamma[2] = 0.1035000000000000E+00; r.Gamma[3] = -0.3620000000000023E-01;
+      r.Gamma[4] = 0.0; r.Gamma[5] = 0.0;
+      r.A[0] = 0.1544000000000000E+01; r.A[1] = 0.9466785280815826E+00;
+      r.A[2] = 0.2557011698983284E+00; r.A[3] = 0.3314825187068521E+01;
+      r.A[4] = 0.2896124015972201E+01; r.A[5] = 0.9986419139977817E+00;
+      r.A[6] = 0.1221224509226641E+01; r.A[7] = 0.6019134481288629E+01;
+      r.A[8] = 0.1253708332932087E+02; r.A[9] = -0.6878860361058950E+00;
+      r.A[10] = r.A[6]; r.A[11] = r.A[7]; r.A[12] = r.A[8]; r.A[13] = r.A[9];
+      r.A[14] = 1.0E+00;
+      r.C[0] = -0.5668800000000000E+01; r.C[1] = -0.2430093356833875E+01;
+      r.C[2] = -0.2063599157091915E+00; r.C[3] = -0.1073529058151375E+00;
+      r.C[4] = -0.9594562251023355E+01; r.C[5] = -0.2047028614809616E+02;
+      r.C[6] = 0.7496443313967647E+01; r.C[7] = -0.1024680431464352E+02;
+      r.C[8] = -0.3399990352819905E+02; r.C[9] = 0.1170890893206160E+02;
+      r.C[10] = 0.8083246795921522E+01; r.C[11] = -0.7981132988064893E+01;
+      r.C[12] = -0.3152159432874371E+02; r.C[13] = 0.1631930543123136E+02;
+      r.C[14] = -0.6058818238834054E+01;
+      r.M[0] = r.A[6]; r.M[1] = r.A[7]; r.M[2] = r.A[8]; r.M[3] = r.A[9];
+      r.M[4] = 1.0; r.M[5] = 1.0;
+      for (int i = 0; i < 5; ++i) r.E[i] = 0.0;
+      r.E[5] = 1.0;
+      for (int i = 0; i < 6; ++i) r.NewF[i] = true;
+      r.ELO = 4.0;
+      break;
+    default:
+      r.S = 0;
+  }
+  return r;
+}
+
+// Work arrays of one cell, each addressed with the solver's stride s.
+template <class T>
+struct RosWork {
+  T* ynew;   // NVAR
+  T* fcn0;   // NVAR
+  T* fcn;    // NVAR
+  T* yerr;   // NVAR
+  T* k;      // S*NVAR (6*NVAR covers every method)
+  T* jac0;   // LU_NONZERO
+  T* ghimj;  // LU_NONZERO
+};
+// Number of T values of work per cell for a mechanism.
+template <class Mech>
+static WRFGPU_HD constexpr std::size_t ros_work_size() {
+  return (std::size_t)(4 + 6) * Mech::NVAR + 2 * (std::size_t)Mech::LU_NONZERO;
+}
+// Carves a RosWork out of one block of ros_work_size<Mech>() * s values, the cell's first
+// value at `base` (base = block + cell for stride s = ncell; block + cell*size for s = 1).
+template <class Mech, class T>
+static WRFGPU_HD RosWork<T> ros_work_at(T* base, std::ptrdiff_t s) {
+  RosWork<T> w;
+  const std::ptrdiff_t n = Mech::NVAR, lu = Mech::LU_NONZERO;
+  w.ynew = base;
+  w.fcn0 = base + n * s;
+  w.fcn = base + 2 * n * s;
+  w.yerr = base + 3 * n * s;
+  w.k = base + 4 * n * s;
+  w.jac0 = base + 10 * n * s;
+  w.ghimj = base + (10 * n + lu) * s;
+  return w;
+}
+
+// WAXPY (y := y + alpha*x, skipped when alpha == 0, as the Fortran does).
+template <class T>
+static WRFGPU_HD void ros_waxpy(int n, double alpha, const T* x, T* y, std::ptrdiff_t s) {
+  if (alpha == 0.0) return;
+  const T a = (T)alpha;
+  for (int i = 0; i < n; ++i) y[i * s] = y[i * s] + a * x[i * s];
+}
+template <class T>
+static WRFGPU_HD void ros_copy(int n, const T* x, T* y, std::ptrdiff_t s) {
+  for (int i = 0; i < n; ++i) y[i * s] = x[i * s];
+}
+
+// ros_ErrorNorm (vector tolerances, all equal).
+template <class Mech, class T>
+static WRFGPU_HD double ros_error_norm(const T* y, const T* ynew, const T* yerr, double atol,
+                                double rtol, std::ptrdiff_t s) {
+  double err = 0.0;
+  for (int i = 0; i < Mech::NVAR; ++i) {
+    const double a = fabs((double)y[i * s]), b = fabs((double)ynew[i * s]);
+    const double ymax = a > b ? a : b;  // MAX(ABS(Y),ABS(Ynew))
+    const double scale = atol + rtol * ymax;
+    const double q = (double)yerr[i * s] / scale;
+    err = err + q * q;
+  }
+  return sqrt(err / (double)Mech::NVAR);
+}
+
+// ros_PrepareMatrix: Ghimj = 1/(H*gam) - Jac0, LU-decomposed; on a singular matrix H is
+// halved (at most 5 times). Returns false when still singular (IERR -8).
+template <class Mech, class T>
+static WRFGPU_HD bool ros_prepare_matrix(double& H, int direction, double gam, const T* jac0, T* ghimj,
+                                  RosStats& st, std::ptrdiff_t s) {
+  int nconsecutive = 0;
+  for (;;) {
+    for (int i = 0; i < Mech::LU_NONZERO; ++i) ghimj[i * s] = -jac0[i * s];
+    const double ghinv = 1.0 / ((double)direction * H * gam);
+    for (int i = 0; i < Mech::NVAR; ++i) {
+      const int d = Mech::lu_diag(i);
+      ghimj[d * s] = (T)((double)ghimj[d * s] + ghinv);
+    }
+    const int ising = Mech::decomp(ghimj, s);
+    st.ndec++;
+    if (ising == 0) return true;
+    st.nsng++;
+    nconsecutive++;
+    if (nconsecutive <= 5) {
+      H = H * 0.5;
+    } else {
+      return false;
+    }
+  }
+}
+
+// <model>_Rosenbrock + ros_Integrator for one cell: integrates y (NVAR) from tstart to tend
+// with fixed species fix (NFIX) and rate constants rconst (NREACT). Returns IERR and fills st.
+template <class Mech, class T>
+static WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double tstart, double tend,
+                            const RosControl& c, RosStats& st, const RosWork<T>& w,
+                            std::ptrdiff_t s) {
+  const int N = Mech::NVAR;
+  st = RosStats();
+  // controls (rosenbrock.f90: zero means default)
+  if (c.method < 1 || c.method > 5) return st.status = -2;
+  int max_no_steps = 100000;
+  if (c.max_no_steps > 0) max_no_steps = c.max_no_steps;
+  else if (c.max_no_steps < 0) return st.status = -1;
+  const double roundoff = DBL_EPSILON;  // WLAMCH('E')
+  const double delta_min = 1.0E-5;
+  double hmin = 0;
+  if (c.hmin > 0) hmin = c.hmin;
+  else if (c.hmin < 0) return st.status = -3;
+  double hmax = fabs(tend - tstart);
+  if (c.hmax > 0) hmax = fmin(fabs(c.hmax), fabs(tend - tstart));
+  else if (c.hmax < 0) return st.status = -3;
+  double hstart = hmin > delta_min ? hmin : delta_min;
+  if (c.hstart > 0) hstart = fmin(fabs(c.hstart), fabs(tend - tstart));
+  else if (c.hstart < 0) return st.status = -3;
+  double fac_min = 0.2, fac_max = 6.0, fac_rej = 0.1, fac_safe = 0.9;
+  if (c.fac_min < 0 || c.fac_max < 0 || c.fac_rej < 0 || c.fac_safe < 0) return st.status = -4;
+  if (c.fac_min > 0) fac_min = c.fac_min;
+  if (c.fac_max > 0) fac_max = c.fac_max;
+  if (c.fac_rej > 0) fac_rej = c.fac_rej;
+  if (c.fac_safe > 0) fac_safe = c.fac_safe;
+  if (c.atol <= 0 || c.rtol <= 10.0 * roundoff || c.rtol >= 1.0) return st.status = -5;
+  const RosCoeffs r = ros_coeffs(c.method);
+
+  // ros_Integrator
+  double T_ = tstart;
+  st.hexit = 0.0;
+  double H = hstart < hmax ? hstart : hmax;
+  if (fabs(H) <= 10.0 * roundoff) H = delta_min;
+  const int direction = tend >= tstart ? +1 : -1;
+  bool reject_last = false, reject_more = false;
+
+  while ((direction > 0 && ((T_ - tend) + roundoff <= 0.0)) ||
+         (direction < 0 && ((tend - T_) + roundoff <= 0.0))) {
+    if (st.nstp > max_no_steps) { st.texit = T_; return st.status = -6; }
+    if (((T_ + 0.1 * H) == T_) || (H <= roundoff)) { st.texit = T_; return st.status = -7; }
+    st.hexit = H;
+    H = fmin(H, fabs(tend - T_));
+    Mech::fun(y, fix, rconst, w.fcn0, s);
+    st.nfun++;
+    // (non-autonomous dF/dT: WRF runs autonomous; not implemented)
+    Mech::jac_sp(y, fix, rconst, w.jac0, s);
+    st.njac++;
+
+    for (;;) {  // UntilAccepted
+      if (!ros_prepare_matrix<Mech>(H, direction, r.Gamma[0], w.jac0, w.ghimj, st, s)) {
+        st.texit = T_;
+        return st.status = -8;
+      }
+      for (int istage = 0; istage < r.S; ++istage) {
+        T* ki = w.k + (std::ptrdiff_t)N * istage * s;
+        if (istage == 0) {
+          ros_copy(N, w.fcn0, w.fcn, s);
+        } else if (r.NewF[istage]) {
+          ros_copy(N, y, w.ynew, s);
+          for (int j = 0; j < istage; ++j)
+            ros_waxpy(N, r.A[istage * (istage - 1) / 2 + j], w.k + (std::ptrdiff_t)N * j * s,
+                      w.ynew, s);
+          Mech::fun(w.ynew, fix, rconst, w.fcn, s);
+          st.nfun++;
+        }
+        ros_copy(N, w.fcn, ki, s);
+        for (int j = 0; j < istage; ++j) {
+          const double HC = r.C[istage * (istage - 1) / 2 + j] / ((double)direction * H);
+          ros_waxpy(N, HC, w.k + (std::ptrdiff_t)N * j * s, ki, s);
+        }
+        Mech::solve(w.ghimj, ki, s);
+        st.nsol++;
+      }
+      // new solution and error estimate
+      ros_copy(N, y, w.ynew, s);
+      for (int j = 0; j < r.S; ++j)
+        ros_waxpy(N, r.M[j], w.k + (std::ptrdiff_t)N * j * s, w.ynew, s);
+      for (int i = 0; i < N; ++i) w.yerr[i * s] = T(0);
+      for (int j = 0; j < r.S; ++j)
+        ros_waxpy(N, r.E[j], w.k + (std::ptrdiff_t)N * j * s, w.yerr, s);
+      const double err = ros_error_norm<Mech>(y, w.ynew, w.yerr, c.atol, c.rtol, s);
+      // FacMin <= Hnew/H <= FacMax
+      double q = fac_safe / pow(err, 1.0 / r.ELO);
+      q = fac_min > q ? fac_min : q;    // MAX(FacMin, ...)
+      const double fac = fac_max < q ? fac_max : q;  // MIN(FacMax, ...)
+      double hnew = H * fac;
+      st.nstp++;
+      if ((err <= 1.0) || (H <= hmin)) {  // accept
+        st.nacc++;
+        ros_copy(N, w.ynew, y, s);
+        T_ = T_ + (double)direction * H;
+        hnew = fmax(hmin, fmin(hnew, hmax));
+        if (reject_last) hnew = fmin(hnew, H);  // no increase after a rejection
+        reject_last = false;
+        reject_more = false;
+        H = hnew;
+        break;
+      } else {  // reject
+        if (reject_more) hnew = H * fac_rej;
+        reject_more = reject_last;
+        reject_last = true;
+        H = hnew;
+        if (st.nacc >= 1) st.nrej++;
+      }
+    }
+  }
+  st.texit = T_;
+  return st.status = 1;
+}
+
+}  // namespace kpp
+}  // namespace wrfgpu

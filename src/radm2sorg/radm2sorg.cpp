@@ -1,0 +1,225 @@
+// radm2sorg.cpp - public API of the RADM2SORG chemistry: WRF-array gather/scatter, backend and
+// mode dispatch, failure reporting. Compiled once.
+#include "radm2sorg.h"
+
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include "device.h"
+#include "errors.h"
+#include "radm2sorg_backends.h"
+
+namespace wrfgpu {
+namespace radm2sorg {
+
+StateMap make_state_map() {
+  StateMap m;
+  int nchem = 0;
+  for (int i = 0; i < mech::NVAR; ++i) {
+    m.field[i] = -1;
+    const char* w = mech::kWrfNames[i];
+    if (!w) continue;
+    int r = -1;
+    for (int q = 0; q < kNRad; ++q)
+      if (std::strcmp(w, kRadicalNames[q]) == 0) r = q;
+    m.field[i] = (signed char)(r >= 0 ? kNChem + r : nchem++);
+  }
+  if (nchem != kNChem) throw RuntimeError("radm2sorg: generated mechanism maps " +
+                                          std::to_string(nchem) + " chem species, expected 41");
+  return m;
+}
+
+const char* state_field_name(int field) {
+  static const StateMap m = make_state_map();
+  if (field >= kNChem) return kRadicalNames[field - kNChem];
+  for (int i = 0; i < mech::NVAR; ++i)
+    if (m.field[i] == field) return mech::kWrfNames[i];
+  return "?";
+}
+
+std::vector<std::string> state_names() {
+  std::vector<std::string> v;
+  for (int f = 0; f < kNState; ++f) v.push_back(state_field_name(f));
+  return v;
+}
+std::vector<std::string> met_names() {
+  std::vector<std::string> v = {"qv", "t_phy", "p_phy", "rho_phy"};
+  for (int p = 0; p < kNPh; ++p) v.push_back(std::string("ph_") + mech::kPhotolysisNames[p]);
+  return v;
+}
+
+static void check_inputs(std::size_t ncell, const float* state, const float* met,
+                         const Options& opt) {
+  if (!(opt.dtstepc > 0)) throw InputError("radm2sorg: dtstepc must be > 0");
+  if (opt.method < 1 || opt.method > 5)
+    throw InputError("radm2sorg: method must be 1..5 (Ros2, Ros3, Ros4, Rodas3, Rodas4)");
+  for (int f = 0; f < kNMet; ++f)
+    for (std::size_t c = 0; c < ncell; ++c) {
+      const float x = met[(std::size_t)f * ncell + c];
+      if (!std::isfinite(x) || ((f == kTphy || f == kPphy || f == kRho) && !(x > 0)))
+        throw InputError("radm2sorg: bad " + met_names()[f] + " = " + std::to_string(x) +
+                         " at cell " + std::to_string(c));
+    }
+  for (int f = 0; f < kNState; ++f)
+    for (std::size_t c = 0; c < ncell; ++c)
+      if (!std::isfinite(state[(std::size_t)f * ncell + c]))
+        throw InputError("radm2sorg: non-finite " + std::string(state_field_name(f)) +
+                         " at cell " + std::to_string(c));
+}
+
+static Stats run_batch(const Options& opt, std::size_t ncell, float* state, const float* met,
+                       float* vdrog3) {
+  check_inputs(ncell, state, met, opt);
+  const StateMap map = make_state_map();
+  CellOptions co;
+  co.dtstepc = opt.dtstepc;
+  co.p_nu0 = opt.p_nu0;
+  co.ctl.method = opt.method;
+  co.ctl.max_no_steps = opt.max_no_steps;
+  std::vector<int> st(5 * ncell, 0);
+  const bool use_float = opt.precision == Precision::Float;
+  Stats s;
+  const Backend b = resolve_backend(opt.backend);
+  auto t0 = std::chrono::steady_clock::now();
+  if (b == Backend::Cpu) {
+    if (opt.mode == Mode::Strict)
+      strict::run_cpu(co, use_float, ncell, state, met, vdrog3, map, st.data());
+    else
+      fast::run_cpu(co, use_float, ncell, state, met, vdrog3, map, st.data());
+  } else {
+#if WRFGPU_HAVE_CUDA
+    const bool inner = opt.layout == Layout::CellInnermost;
+    double ms = 0;
+    if (opt.mode == Mode::Strict)
+      strict::run_gpu(co, use_float, inner, ncell, state, met, vdrog3, map, st.data(),
+                      opt.gpu_batch, &ms);
+    else
+      fast::run_gpu(co, use_float, inner, ncell, state, met, vdrog3, map, st.data(),
+                    opt.gpu_batch, &ms);
+#else
+    throw RuntimeError("radm2sorg: GPU backend requested but this build has no CUDA");
+#endif
+  }
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.backend_used = b;
+  s.nstp.assign(st.begin(), st.begin() + ncell);
+  s.nacc.assign(st.begin() + ncell, st.begin() + 2 * ncell);
+  s.nrej.assign(st.begin() + 2 * ncell, st.begin() + 3 * ncell);
+  s.nsng.assign(st.begin() + 3 * ncell, st.begin() + 4 * ncell);
+  s.status.assign(st.begin() + 4 * ncell, st.end());
+  for (std::size_t c = 0; c < ncell; ++c)
+    if (s.status[c] < 0) s.failures.push_back({c, -1, -1, -1, s.status[c]});
+  return s;
+}
+
+static void throw_failures(const Stats& s) {
+  if (s.failures.empty()) return;
+  std::ostringstream o;
+  o << "radm2sorg: the Rosenbrock integration failed in " << s.failures.size() << " cell(s):";
+  for (std::size_t q = 0; q < s.failures.size() && q < 5; ++q) {
+    const Failure& f = s.failures[q];
+    o << " cell " << f.cell;
+    if (f.i >= 0) o << " (i,k,j)=(" << f.i << "," << f.k << "," << f.j << ")";
+    o << " status " << f.status << ";";
+  }
+  throw RuntimeError(o.str());
+}
+
+Stats run_dense(const Options& opt, std::size_t ncell, float* state, const float* met,
+                float* vdrog3) {
+  if (ncell == 0) return Stats();
+  if (!state || !met || !vdrog3) throw InputError("radm2sorg: null array in run_dense");
+  Stats s = run_batch(opt, ncell, state, met, vdrog3);
+  if (opt.throw_on_failure) throw_failures(s);
+  return s;
+}
+
+Stats run_wrf(const Options& opt, WrfArrays& a) {
+  const WrfDims& d = a.d;
+  if (d.its < d.ims || d.ite > d.ime || d.kts < d.kms || d.kte > d.kme || d.jts < d.jms ||
+      d.jte > d.jme)
+    throw InputError("radm2sorg: tile bounds outside memory bounds");
+  if (!a.chem || !a.qv || !a.t_phy || !a.p_phy || !a.rho)
+    throw InputError("radm2sorg: null chem/qv/t_phy/p_phy/rho");
+  for (int q = 0; q < kNRad; ++q)
+    if (!a.rad[q]) throw InputError(std::string("radm2sorg: null radical array ") + kRadicalNames[q]);
+  for (int p = 0; p < kNPh; ++p)
+    if (!a.ph[p]) throw InputError(std::string("radm2sorg: null ph_") + mech::kPhotolysisNames[p]);
+  for (int q = 0; q < kNChem; ++q)
+    if (a.p_chem[q] < 1 || a.p_chem[q] > a.num_chem)
+      throw InputError(std::string("radm2sorg: P_") + state_field_name(q) + " = " +
+                       std::to_string(a.p_chem[q]) + " outside 1..num_chem");
+  if (opt.p_nu0 > 1 && (!a.vdrog3 || a.ldrog < kLdrog))
+    throw InputError("radm2sorg: vdrog3 needed (p_nu0 > 1) with ldrog >= 17");
+  const std::size_t n = (std::size_t)d.tile_ni() * d.tile_nk() * d.tile_nj();
+  const std::size_t s3 = d.size3();
+  std::vector<float> state(kNState * n), met(kNMet * n), vd(kLdrog * n, 0.f);
+  std::vector<int> ci(n), ck(n), cj(n);
+  std::size_t c = 0;
+  for (int j = d.jts; j <= d.jte; ++j)      // WRF's loop order: j, k, i
+    for (int k = d.kts; k <= d.kte; ++k)
+      for (int i = d.its; i <= d.ite; ++i, ++c) {
+        const std::size_t o = d.idx3(i, k, j);
+        ci[c] = i; ck[c] = k; cj[c] = j;
+        for (int q = 0; q < kNChem; ++q) state[q * n + c] = a.chem[(std::size_t)(a.p_chem[q] - 1) * s3 + o];
+        for (int q = 0; q < kNRad; ++q) state[(kNChem + q) * n + c] = a.rad[q][o];
+        met[kQv * n + c] = a.qv[o];
+        met[kTphy * n + c] = a.t_phy[o];
+        met[kPphy * n + c] = a.p_phy[o];
+        met[kRho * n + c] = a.rho[o];
+        for (int p = 0; p < kNPh; ++p) met[(kPh0 + p) * n + c] = a.ph[p][o];
+        if (a.vdrog3)
+          for (int q = 0; q < kLdrog; ++q) vd[q * n + c] = a.vdrog3[(std::size_t)q * s3 + o];
+      }
+  Stats s = run_batch(opt, n, state.data(), met.data(), vd.data());
+  c = 0;
+  for (int j = d.jts; j <= d.jte; ++j)
+    for (int k = d.kts; k <= d.kte; ++k)
+      for (int i = d.its; i <= d.ite; ++i, ++c) {
+        const std::size_t o = d.idx3(i, k, j);
+        for (int q = 0; q < kNChem; ++q) a.chem[(std::size_t)(a.p_chem[q] - 1) * s3 + o] = state[q * n + c];
+        for (int q = 0; q < kNRad; ++q) a.rad[q][o] = state[(kNChem + q) * n + c];
+        if (a.vdrog3 && opt.p_nu0 > 1)
+          for (int q = 0; q < kLdrog; ++q) a.vdrog3[(std::size_t)q * s3 + o] = vd[q * n + c];
+      }
+  for (Failure& f : s.failures) { f.i = ci[f.cell]; f.k = ck[f.cell]; f.j = cj[f.cell]; }
+  if (opt.throw_on_failure) throw_failures(s);
+  return s;
+}
+
+std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, const float* met,
+                                        float dtstepc, int repeats, bool include_float) {
+#if WRFGPU_HAVE_CUDA
+  std::vector<LayoutTiming> out;
+  const StateMap map = make_state_map();
+  CellOptions co;
+  co.dtstepc = dtstepc;
+  co.p_nu0 = 2;
+  std::vector<float> st(kNState * ncell), vd(kLdrog * ncell);
+  std::vector<int> stats(5 * ncell);
+  for (int prec = 0; prec < (include_float ? 2 : 1); ++prec)
+    for (int inner = 1; inner >= 0; --inner) {
+      double best = 1e30;
+      for (int r = 0; r < (repeats > 0 ? repeats : 1); ++r) {
+        std::memcpy(st.data(), state, st.size() * sizeof(float));
+        double ms = 0;
+        strict::run_gpu(co, prec == 1, inner == 1, ncell, st.data(), met, vd.data(), map,
+                        stats.data(), ncell, &ms);
+        if (ms < best) best = ms;
+      }
+      LayoutTiming t;
+      t.variant = std::string(prec ? "float" : "double") +
+                  (inner ? " cell-innermost (SoA)" : " cell-outermost (AoS)");
+      t.kernel_ms = best;
+      t.cells_per_s = best > 0 ? ncell / (best * 1e-3) : 0;
+      out.push_back(t);
+    }
+  return out;
+#else
+  (void)ncell; (void)state; (void)met; (void)dtstepc; (void)repeats; (void)include_float;
+  throw RuntimeError("radm2sorg: bench_layouts needs a CUDA build");
+#endif
+}
+
+}  // namespace radm2sorg
+}  // namespace wrfgpu

@@ -1,0 +1,88 @@
+// radm2sorg.h - public C++ API of the RADM2SORG KPP chemistry (WRF-Chem chem_opt=106).
+//
+// One call integrates every cell of a tile over dtstepc, as WRF's radm2sorg_interface does
+// (docs/radm2sorg.md). Inputs either as WRF arrays (memory-dimensioned, WrfDims) or as a dense
+// batch of cells ("fields": every field an array over the cells, cell index innermost).
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+#include "modes.h"
+#include "wrf_dims.h"
+#include "radm2sorg_interface.h"
+
+namespace wrfgpu {
+namespace radm2sorg {
+
+enum class Precision { Double, Float };   // state/linear algebra of the Rosenbrock solver
+// GPU data layout of the per-cell KPP arrays: cell index innermost (coalesced, default) or
+// each cell's arrays contiguous (cell outermost, array-of-structures).
+enum class Layout { CellInnermost, CellOutermost };
+
+struct Options {
+  Backend backend = Backend::Cpu;
+  Mode mode = Mode::Strict;
+  Precision precision = Precision::Double;
+  Layout layout = Layout::CellInnermost;
+  int method = kpp::kRos3;       // ICNTRL(3): 1 Ros2, 2 Ros3 (WRF), 3 Ros4, 4 Rodas3, 5 Rodas4
+  float dtstepc = 0;             // s
+  int p_nu0 = 2;                 // > 1: compute vdrog3 (WRF: SORGAM aerosols present)
+  int max_no_steps = 0;          // ICNTRL(4): 0 -> KPP default 100000
+  bool throw_on_failure = true;  // a cell with IERR < 0 -> RuntimeError after the run
+  std::size_t gpu_batch = 262144;  // cells per GPU launch (scratch ~17 KB/cell in double)
+};
+
+// Per-cell statistics (ISTATUS) and the integrator status (IERR: 1 ok, < 0 failed).
+struct Failure {
+  std::size_t cell;  // 0-based index in the batch
+  int i, k, j;       // WRF indices (run_wrf) or -1
+  int status;
+};
+struct Stats {
+  std::vector<int> nstp, nacc, nrej, nsng, status;  // one entry per cell
+  std::vector<Failure> failures;                    // cells with status < 0
+  Backend backend_used = Backend::Cpu;
+  double seconds = 0;                               // wall time of the integration
+};
+
+// Dense batch: state[kNState*ncell] (ppmv/ppm, in/out, field order: chem species in KPP
+// order then kRadicalNames), met[kNMet*ncell] (qv, t_phy, p_phy, rho_phy, ph_* in Pj order),
+// vdrog3[kLdrog*ncell] (out when p_nu0 > 1).
+Stats run_dense(const Options& opt, std::size_t ncell, float* state, const float* met,
+                float* vdrog3);
+
+// WRF arrays. Every 3-D array is memory-dimensioned (d.ims..d.ime, kms..kme, jms..jme);
+// the tile d.its..ite, kts..kte, jts..jte is integrated.
+struct WrfArrays {
+  WrfDims d;
+  float* chem = nullptr;       // chem(ims:ime,kms:kme,jms:jme,num_chem), ppmv
+  int num_chem = 0;
+  int p_chem[kNChem] = {};     // 1-based P_x of each state chem field (state_field_name order)
+  float* rad[kNRad] = {};      // radical arrays (ppm), kRadicalNames order
+  const float* qv = nullptr;   // moist(:,:,:,P_QV)
+  const float* t_phy = nullptr;
+  const float* p_phy = nullptr;
+  const float* rho = nullptr;
+  const float* ph[kNPh] = {};  // ph_<kPhotolysisNames> (min-1)
+  float* vdrog3 = nullptr;     // vdrog3(ims:ime,kms:kme,jms:jme,ldrog)
+  int ldrog = kLdrog;
+};
+Stats run_wrf(const Options& opt, WrfArrays& a);
+
+// Names, for captures and the Fortran bridge.
+std::vector<std::string> state_names();  // kNState WRF names
+std::vector<std::string> met_names();    // qv, t_phy, p_phy, rho_phy, ph_*
+
+// Layout measurement for the lead's benchmark: runs the same batch on the GPU with both
+// layouts (and both precisions when asked); returns one line per variant with the kernel
+// time in ms. Throws RuntimeError without a GPU.
+struct LayoutTiming {
+  std::string variant;
+  double kernel_ms = 0;
+  double cells_per_s = 0;
+};
+std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, const float* met,
+                                        float dtstepc, int repeats, bool include_float);
+
+}  // namespace radm2sorg
+}  // namespace wrfgpu

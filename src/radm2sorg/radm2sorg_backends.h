@@ -1,0 +1,24 @@
+// radm2sorg_backends.h - entry points of the CPU and GPU backends (compiled twice, strict
+// and fast, into namespaces wrfgpu::radm2sorg::strict / ::fast) used by radm2sorg.cpp.
+#pragma once
+#include <cstddef>
+#include "radm2sorg_interface.h"
+
+namespace wrfgpu {
+namespace radm2sorg {
+
+// stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major.
+#define WRFGPU_RADM2SORG_DECLARE(NS)                                                           \
+  namespace NS {                                                                               \
+  void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
+               const float* met, float* vdrog3, const StateMap& map, int* stats);              \
+  void run_gpu(const CellOptions& opt, bool use_float, bool cell_innermost, std::size_t ncell, \
+               float* state, const float* met, float* vdrog3, const StateMap& map, int* stats, \
+               std::size_t batch, double* kernel_ms);                                          \
+  }
+WRFGPU_RADM2SORG_DECLARE(strict)
+WRFGPU_RADM2SORG_DECLARE(fast)
+#undef WRFGPU_RADM2SORG_DECLARE
+
+}  // namespace radm2sorg
+}  // namespace wrfgpu

@@ -1,0 +1,145 @@
+// radm2sorg_gpu.cu - CUDA backend: one cell per thread. The per-cell KPP arrays (VAR, FIX,
+// RCONST and the Rosenbrock work: ~2100 values per cell) live in a global scratch buffer,
+// laid out with the cell index innermost (element e of cell c at e*ncell + c: neighbouring
+// threads touch neighbouring addresses, coalesced) or, for comparison, cell outermost (each
+// cell's arrays contiguous). The physics is the same header code as the CPU backend.
+// Compiled twice (WRFGPU_MODE_NS = strict, fast).
+#include <cstdlib>
+#include <vector>
+#include "cuda_util.h"
+#include "radm2sorg_backends.h"
+
+namespace wrfgpu {
+namespace radm2sorg {
+namespace WRFGPU_MODE_NS {
+
+namespace {
+
+template <class T>
+__global__ void radm2sorg_kernel(CellOptions opt, StateMap map, std::size_t ncell,
+                                 float* __restrict__ state, const float* __restrict__ met,
+                                 float* __restrict__ vdrog3, int* __restrict__ stats,
+                                 T* __restrict__ scratch, bool cell_innermost) {
+  const std::size_t c = (std::size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= ncell) return;
+  const std::size_t per_cell =
+      mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
+  std::ptrdiff_t s;
+  T* base;
+  if (cell_innermost) {
+    s = (std::ptrdiff_t)ncell;
+    base = scratch + c;
+  } else {
+    s = 1;
+    base = scratch + c * per_cell;
+  }
+  T* var = base;
+  T* fix = base + mech::NVAR * s;
+  T* rconst = base + (mech::NVAR + mech::NFIX) * s;
+  const kpp::RosWork<T> w =
+      kpp::ros_work_at<Mech, T>(base + (mech::NVAR + mech::NFIX + mech::NREACT) * s, s);
+  kpp::RosStats st;
+  run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, s, st);
+  stats[0 * ncell + c] = st.nstp;
+  stats[1 * ncell + c] = st.nacc;
+  stats[2 * ncell + c] = st.nrej;
+  stats[3 * ncell + c] = st.nsng;
+  stats[4 * ncell + c] = st.status;
+}
+
+struct GpuBuffers {
+  DeviceBuffer<float> state, met, vdrog3;
+  DeviceBuffer<int> stats;
+  DeviceBuffer<double> scratch;  // reinterpreted for float
+};
+GpuBuffers& buffers() {
+  static GpuBuffers b;
+  return b;
+}
+
+template <class T>
+void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* state,
+               const float* met, float* vdrog3, const StateMap& map, int* stats,
+               std::size_t batch, double* kernel_ms) {
+  GpuBuffers& B = buffers();
+  const std::size_t per_cell =
+      mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
+  if (batch == 0 || batch > ncell) batch = ncell;
+  std::vector<float> hs, hm, hv;
+  std::vector<int> hst;
+  double total_ms = 0;
+  EventTimer tm;
+  for (std::size_t c0 = 0; c0 < ncell; c0 += batch) {
+    const std::size_t n = (c0 + batch <= ncell) ? batch : ncell - c0;
+    // gather this batch's fields (field-major, cell innermost)
+    hs.resize(kNState * n); hm.resize(kNMet * n); hv.resize(kLdrog * n); hst.resize(5 * n);
+    for (int f = 0; f < kNState; ++f)
+      std::copy(state + (std::size_t)f * ncell + c0, state + (std::size_t)f * ncell + c0 + n,
+                hs.begin() + (std::size_t)f * n);
+    for (int f = 0; f < kNMet; ++f)
+      std::copy(met + (std::size_t)f * ncell + c0, met + (std::size_t)f * ncell + c0 + n,
+                hm.begin() + (std::size_t)f * n);
+    for (int f = 0; f < kLdrog; ++f)
+      std::copy(vdrog3 + (std::size_t)f * ncell + c0, vdrog3 + (std::size_t)f * ncell + c0 + n,
+                hv.begin() + (std::size_t)f * n);
+    float* ds = B.state.reserve(hs.size());
+    float* dm = B.met.reserve(hm.size());
+    float* dv = B.vdrog3.reserve(hv.size());
+    int* dst = B.stats.reserve(hst.size());
+    const std::size_t nscr = (per_cell * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
+    T* scr = reinterpret_cast<T*>(B.scratch.reserve(nscr));
+    {
+      NvtxRange r("radm2sorg H2D");
+      WRFGPU_CUDA_CHECK(cudaMemcpy(ds, hs.data(), hs.size() * sizeof(float), cudaMemcpyHostToDevice));
+      WRFGPU_CUDA_CHECK(cudaMemcpy(dm, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
+      WRFGPU_CUDA_CHECK(cudaMemcpy(dv, hv.data(), hv.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    {
+      NvtxRange r("radm2sorg kernel");
+      // threads per block: WRFGPU_RADM2SORG_BLOCK (tuning), default 64
+      static const int threads = [] {
+        const char* e = std::getenv("WRFGPU_RADM2SORG_BLOCK");
+        const int t = e ? std::atoi(e) : 0;
+        return (t >= 32 && t <= 1024) ? t : 64;
+      }();
+      const unsigned blocks = (unsigned)((n + threads - 1) / threads);
+      tm.start();
+      radm2sorg_kernel<T><<<blocks, threads>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
+      WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_kernel");
+      tm.stop();
+      total_ms += tm.ms();
+      WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    {
+      NvtxRange r("radm2sorg D2H");
+      WRFGPU_CUDA_CHECK(cudaMemcpy(hs.data(), ds, hs.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      WRFGPU_CUDA_CHECK(cudaMemcpy(hv.data(), dv, hv.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      WRFGPU_CUDA_CHECK(cudaMemcpy(hst.data(), dst, hst.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    }
+    for (int f = 0; f < kNState; ++f)
+      std::copy(hs.begin() + (std::size_t)f * n, hs.begin() + (std::size_t)(f + 1) * n,
+                state + (std::size_t)f * ncell + c0);
+    for (int f = 0; f < kLdrog; ++f)
+      std::copy(hv.begin() + (std::size_t)f * n, hv.begin() + (std::size_t)(f + 1) * n,
+                vdrog3 + (std::size_t)f * ncell + c0);
+    for (int f = 0; f < 5; ++f)
+      std::copy(hst.begin() + (std::size_t)f * n, hst.begin() + (std::size_t)(f + 1) * n,
+                stats + (std::size_t)f * ncell + c0);
+  }
+  if (kernel_ms) *kernel_ms = total_ms;
+}
+
+}  // namespace
+
+void run_gpu(const CellOptions& opt, bool use_float, bool cell_innermost, std::size_t ncell,
+             float* state, const float* met, float* vdrog3, const StateMap& map, int* stats,
+             std::size_t batch, double* kernel_ms) {
+  if (use_float)
+    run_gpu_t<float>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, kernel_ms);
+  else
+    run_gpu_t<double>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, kernel_ms);
+}
+
+}  // namespace WRFGPU_MODE_NS
+}  // namespace radm2sorg
+}  // namespace wrfgpu

@@ -1,0 +1,116 @@
+// replay_radm2sorg.cpp - replays a captured call of WRF-Chem's RADM2SORG KPP chemistry
+// (capture kernel "radm2sorg_kpp"): every cell of the tile integrated over dtstepc with the
+// Rosenbrock Ros3 solver, from the chem species and radicals (ppmv/ppm), qv, t_phy, p_phy,
+// rho_phy and 21 photolysis rates (min-1) WRF passed. Cells are independent, so a rank's
+// patch is read as a hyperslab.
+#include <algorithm>
+#include "errors.h"
+#include "radm2sorg.h"
+#include "replay.h"
+
+namespace wrfgpu {
+namespace {
+
+class Radm2sorgReplay : public Replay {
+ public:
+  Radm2sorgReplay(const NcFile& f, const Patch& patch) : patch_(patch) {
+    const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
+    if (patch_.ni < 0) {
+      patch_.ni = (int)f.dim_len("west_east");
+      patch_.nj = (int)f.dim_len("south_north");
+    }
+    nk_ = f.dim_len("bottom_top");
+    ncell_ = (std::size_t)patch_.ni * patch_.nj * nk_;
+    names_ = radm2sorg::state_names();
+    for (auto& n : names_) {
+      auto v = read_checked(f, n, d3, patch_);
+      state_.insert(state_.end(), v.begin(), v.end());
+    }
+    for (auto& n : radm2sorg::met_names()) {
+      auto v = read_checked(f, n, d3, patch_);
+      met_.insert(met_.end(), v.begin(), v.end());
+    }
+    dtstepc_ = (float)f.att_double_or("dtstepc", f.att_double("dt"));
+    if (!(dtstepc_ > 0)) throw InputError(f.path() + ": attribute 'dtstepc' = " + std::to_string(dtstepc_) + " is not a positive time step");
+    p_nu0_ = f.att_int_or("p_nu0", 2);
+    std::string method = f.att_string_or("method", "ros3");
+    if (method != "ros3")
+      throw InputError(f.path() + ": attribute 'method' = '" + method + "': WRF's interface uses ros3");
+    summary_ = std::to_string(f.dim_len("west_east") * f.dim_len("south_north") * nk_) + " cells (" +
+               std::to_string(f.dim_len("west_east")) + "x" + std::to_string(f.dim_len("south_north")) + "x" +
+               std::to_string(nk_) + "), dtstepc " + std::to_string((int)dtstepc_) + " s, case " +
+               f.att_string_or("case_name", "?");
+  }
+
+  std::string kernel() const override { return "radm2sorg_kpp"; }
+  std::string summary() const override { return summary_; }
+
+  std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) override {
+    std::vector<float> state = state_;  // every run starts from the captured state
+    std::vector<float> vdrog3((std::size_t)radm2sorg::kLdrog * ncell_, 0.f);
+    radm2sorg::Options o;
+    o.backend = b;
+    o.mode = m;
+    o.dtstepc = dtstepc_;
+    o.p_nu0 = p_nu0_;
+    radm2sorg::Stats st = radm2sorg::run_dense(o, ncell_, state.data(), met_.data(), vdrog3.data());
+    t.total_ms = t.kernel_ms = st.seconds * 1e3;
+    std::vector<std::size_t> sh3 = {(std::size_t)patch_.nj, nk_, (std::size_t)patch_.ni};
+    std::vector<OutputField> out;
+    auto add = [&](const std::string& name, const std::string& ref, std::vector<std::size_t> sh,
+                   const float* data, std::size_t n, bool plmv) {
+      OutputField f;
+      f.name = name;
+      f.ref_var = ref;
+      f.shape = sh;
+      f.data.assign(data, data + n);
+      f.compare_plmv = plmv;
+      f.off_i = patch_.i0;
+      f.off_j = patch_.j0;
+      out.push_back(std::move(f));
+    };
+    for (std::size_t s = 0; s < names_.size(); ++s)
+      add(names_[s], names_[s] + "_out", sh3, state.data() + s * ncell_, ncell_, true);
+    std::vector<std::size_t> shv = {(std::size_t)radm2sorg::kLdrog, sh3[0], sh3[1], sh3[2]};
+    if (p_nu0_ > 1) add("vdrog3", "vdrog3_out", shv, vdrog3.data(), vdrog3.size(), true);
+    std::vector<float> nstp(st.nstp.begin(), st.nstp.end());
+    add("kpp_nstp", "kpp_nstp_out", sh3, nstp.data(), nstp.size(), false);
+    return out;
+  }
+
+  Thresholds thresholds(Mode m) const override {
+    Thresholds t;
+    // Adaptive step control amplifies rounding differences up to RTOL where a step is
+    // accepted in one build and rejected in the other (verification.md).
+    t.plmv_vs_ref = 1e-3;
+    t.plmv_gpu_cpu = m == Mode::Strict ? 1e-4 : 1e-3;
+    t.basis = "RTOL = 1e-3 of WRF's Ros3 (step acceptance can differ between builds)";
+    return t;
+  }
+
+  WorkCounts work() const override {
+    WorkCounts w;
+    w.h2d_bytes = 4.0 * (state_.size() + met_.size());
+    w.d2h_bytes = 4.0 * (state_.size() + (double)radm2sorg::kLdrog * ncell_);
+    w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
+    // ~12 kflop per Ros3 step (wrf_interfaces.md C.7) x a typical 10 steps, + rate constants.
+    w.flops = ncell_ * (12e3 * 10 + 1e3);
+    return w;
+  }
+
+ private:
+  Patch patch_;
+  std::size_t nk_ = 0, ncell_ = 0;
+  std::vector<std::string> names_;
+  std::vector<float> state_, met_;
+  float dtstepc_ = 0;
+  int p_nu0_ = 2;
+  std::string summary_;
+};
+
+RegisterReplay reg("radm2sorg_kpp", [](const NcFile& f, const Patch& p) {
+  return std::unique_ptr<Replay>(new Radm2sorgReplay(f, p));
+});
+
+}  // namespace
+}  // namespace wrfgpu

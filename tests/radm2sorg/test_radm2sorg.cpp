@@ -1,0 +1,504 @@
+// test_radm2sorg.cpp - RADM2SORG KPP chemistry: generator, mechanism tables, validation
+// against WRF-Chem's KPP Fortran (committed captures), conservation, GPU vs CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "capture_io.h"
+#include "errors.h"
+#include "radm2sorg.h"
+#include "test_util.h"
+
+using namespace wrfgpu;
+namespace r2 = wrfgpu::radm2sorg;
+namespace mech = wrfgpu::kpp_radm2sorg;
+
+namespace {
+
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream o;
+  o << f.rdbuf();
+  return o.str();
+}
+bool file_exists(const std::string& p) { return std::ifstream(p).good(); }
+
+std::string mech_dir() {
+  const char* m = std::getenv("MECH_DIR");
+  return m ? m : "../shared/mechanisms/radm2sorg";
+}
+
+// ------------------------------------------------------------------------------------------
+// 1. generator
+
+TEST(Radm2sorgGenerator, CommittedFilesAreUpToDate) {
+  if (!file_exists(mech_dir() + "/radm2sorg.kpp"))
+    GTEST_SKIP() << "mechanism files not found in " << mech_dir() << " (set MECH_DIR)";
+  if (std::system("python3 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  char tmpl[] = "/tmp/wrfgpu_kppgen_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string out = tmpl;
+  const std::string cmd = "python3 tools/kpp_gen/kpp_gen.py --mech-dir '" + mech_dir() +
+                          "' --out '" + out + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  for (const char* part : {"parameters", "rates", "function", "jacobian", "linalg", "mechanism"}) {
+    const std::string name = std::string("radm2sorg_") + part + ".h";
+    const std::string a = read_file(out + "/" + name);
+    const std::string b = read_file("src/radm2sorg/generated/" + name);
+    EXPECT_FALSE(a.empty()) << name;
+    EXPECT_TRUE(a == b) << name << " differs from the committed copy: run make mech";
+  }
+  std::system(("rm -rf '" + out + "'").c_str());
+}
+
+TEST(Radm2sorgGenerator, ErrorsNameFileAndLine) {
+  if (std::system("python3 --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  char tmpl[] = "/tmp/wrfgpu_kppbad_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string d = tmpl;
+  std::ofstream(d + "/bad.kpp") << "#MODEL bad\n";
+  std::ofstream(d + "/bad.def") << "#include bad.spc\n#EQUATIONS\n A+B=C : 1.0D-12 ;\n X+A=C : 2.0D-12 ;\n";
+  std::ofstream(d + "/bad.spc") << "#DEFVAR\n A = IGNORE;\n B = IGNORE;\n C = IGNORE;\n";
+  const std::string cmd = "python3 tools/kpp_gen/kpp_gen.py --mech-dir '" + d + "' --out '" + d +
+                          "/out' 2> '" + d + "/err.txt'";
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  const std::string e = read_file(d + "/err.txt");
+  EXPECT_NE(e.find("bad.def:4"), std::string::npos) << e;
+  EXPECT_NE(e.find("undefined species X"), std::string::npos) << e;
+  std::system(("rm -rf '" + d + "'").c_str());
+}
+
+// Generality: a second WRF-Chem mechanism (racm_soa_vbs) from a WRF tree, generated into /tmp,
+// compiled (double and float), and checked for nitrogen balance (per reaction and of fun()). Runs only when WRFGPU_WRF_DIR names a WRF tree.
+TEST(Radm2sorgGenerator, SecondWrfMechanismRacmSoaVbs) {
+  const char* w = std::getenv("WRFGPU_WRF_DIR");
+  if (!w) GTEST_SKIP() << "set WRFGPU_WRF_DIR to a WRF source tree to run this test";
+  const std::string md = std::string(w) + "/chem/KPP/mechanisms/racm_soa_vbs";
+  if (!file_exists(md + "/racm_soa_vbs.kpp")) GTEST_SKIP() << md << " not found";
+  char tmpl[] = "/tmp/wrfgpu_racm_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string d = tmpl;
+  ASSERT_EQ(std::system(("python3 tools/kpp_gen/kpp_gen.py --mech-dir '" + md + "' --out '" + d +
+                         "/gen' > '" + d + "/gen.log' 2>&1").c_str()), 0)
+      << read_file(d + "/gen.log");
+  // A program that compiles every generated function (double and float) and checks the
+  // nitrogen balance of each reaction and of fun() (N-containing species by name).
+  std::ofstream(d + "/t.cpp") << R"(
+#include <cstdio>
+#include <cstring>
+#include <cmath>
+#include <vector>
+#include "racm_soa_vbs_mechanism.h"
+namespace m = wrfgpu::kpp_racm_soa_vbs;
+static int nN(const char* s) {
+  const char* n1[] = {"NO","NO2","NO3","HONO","HNO3","HNO4","PAN","TPAN","MPAN","ONIT","ISON","NALD","OLNN","OLND",0};
+  if (!strcmp(s,"N2O5")) return 2;
+  for (int i = 0; n1[i]; ++i) if (!strcmp(s, n1[i])) return 1;
+  return 0;
+}
+int main() {
+  std::vector<double> bal(m::NREACT, 0.0);
+  for (int q = 0; q < m::NSTOICH; ++q) bal[m::kStoich[q].reaction] += m::kStoich[q].coef * nN(m::kSpeciesNames[m::kStoich[q].species]);
+  int bad = 0;
+  // R138 ISOP+NO=...+0.046 ISON makes nitrogen in RACM itself (left out below, ISOP = 0)
+  for (int k = 0; k < m::NREACT; ++k) if (std::fabs(bal[k]) > 1e-6 && !strstr(m::kEquations[k], "0.046 ISON")) { std::printf("R%d N imbalance %g: %s\n", k+1, bal[k], m::kEquations[k]); ++bad; }
+  double j[m::NJV > 0 ? m::NJV : 1], ex[m::NEXTRA > 0 ? m::NEXTRA : 1];
+  for (auto& x : j) x = 1e-4; for (auto& x : ex) x = 1e-5;
+  std::vector<double> r(m::NREACT), v(m::NVAR), f(m::NFIX, 2.5e19), vd(m::NVAR), jv(m::LU_NONZERO);
+  m::update_rconst<double>(j, ex, 2.5e19, 4e17, 290.0, r.data(), 1);
+  for (int i = 0; i < m::NVAR; ++i) v[i] = strcmp(m::kSpeciesNames[i], "ISOP") ? 1e9 * (1 + i % 7) : 0.0;
+  m::fun<double>(v.data(), f.data(), r.data(), vd.data(), 1);
+  double sN = 0, sc = 0;
+  for (int i = 0; i < m::NVAR; ++i) { sN += nN(m::kSpeciesNames[i]) * vd[i]; sc += std::fabs(nN(m::kSpeciesNames[i]) * vd[i]); }
+  m::jac_sp<double>(v.data(), f.data(), r.data(), jv.data(), 1);
+  for (int i = 0; i < m::NVAR; ++i) jv[m::LU_DIAG[i]] -= 1.0;
+  int ier = m::kpp_decomp<double>(jv.data(), 1);
+  std::vector<float> vf(v.begin(), v.end()), ff(f.begin(), f.end()), rf(r.begin(), r.end()), vdf(m::NVAR);
+  m::fun<float>(vf.data(), ff.data(), rf.data(), vdf.data(), 1);
+  std::printf("N balance of fun: %g (scale %g); decomp %d; bad reactions %d\n", sN, sc, ier, bad);
+  return (bad == 0 && std::fabs(sN) <= 1e-6 * sc && ier == 0) ? 0 : 1;
+}
+)";
+  const std::string cc = "g++ -std=c++17 -O1 -Isrc/common -I'" + d + "/gen' '" + d + "/t.cpp' -o '" +
+                         d + "/t' > '" + d + "/cc.log' 2>&1";
+  ASSERT_EQ(std::system(cc.c_str()), 0) << read_file(d + "/cc.log");
+  EXPECT_EQ(std::system(("'" + d + "/t' > '" + d + "/run.log' 2>&1").c_str()), 0)
+      << read_file(d + "/run.log");
+  std::system(("rm -rf '" + d + "'").c_str());
+}
+
+// ------------------------------------------------------------------------------------------
+// 2. mechanism tables (KPP 2.1 numbers, docs/wrf_interfaces.md C.3)
+
+TEST(Radm2sorgMechanism, SizesAndOrderMatchKpp) {
+  EXPECT_EQ(mech::NSPEC, 61);
+  EXPECT_EQ(mech::NVAR, 59);
+  EXPECT_EQ(mech::NVARACT, 55);
+  EXPECT_EQ(mech::NFIX, 2);
+  EXPECT_EQ(mech::NREACT, 156);
+  EXPECT_EQ(mech::NONZERO, 572);
+  EXPECT_EQ(mech::LU_NONZERO, 659);
+  EXPECT_EQ(mech::LU_CROW[59], 659);  // LU_CROW(60) = 660 in 1-based Fortran
+  int lower = 0, upper = 0;
+  for (int k = 0; k < mech::LU_NONZERO; ++k) {
+    if (mech::LU_IROW[k] > mech::LU_ICOL[k]) ++lower;
+    if (mech::LU_IROW[k] < mech::LU_ICOL[k]) ++upper;
+  }
+  EXPECT_EQ(lower, 304);
+  EXPECT_EQ(upper, 296);
+  const char* order[] = {"SULF", "ORA1", "ORA2", "CO2", "SO2", "ETH", "O1D", "HC5", "HC8", "TOL",
+                         "XYL", "TPAN", "HONO", "H2O2", "N2O5", "HC3", "CH4", "PAA", "O3P", "HNO4",
+                         "OP1", "CSL", "PAN", "OL2", "HNO3", "CO", "ISO", "OLT", "OLI", "DCB",
+                         "GLY", "XNO2", "KET", "MGLY", "TOLP", "XYLP", "OLTP", "OLN", "XO2", "OL2P",
+                         "HC5P", "OP2", "HCHO", "HC8P", "TCO3", "O3", "ONIT", "ALD", "OLIP", "KETP",
+                         "HO2", "MO2", "OH", "NO3", "ACO3", "HC3P", "ETHP", "NO", "NO2", "H2O", "M"};
+  for (int i = 0; i < mech::NSPEC; ++i) EXPECT_STREQ(mech::kSpeciesNames[i], order[i]) << i;
+  EXPECT_STREQ(mech::kWrfNames[mech::ind_OH], "ho");
+  EXPECT_EQ(mech::kWrfNames[mech::ind_CO2], nullptr);
+  EXPECT_EQ(mech::NJV, 21);
+  EXPECT_STREQ(mech::kPhotolysisNames[0], "no2");
+  EXPECT_STREQ(mech::kPhotolysisNames[20], "ch3ono2");
+}
+
+// Nitrogen and sulphur composition of the RADM2 species (XNO2 is an operator, OLN a nitrate).
+int n_atoms(const std::string& s) {
+  static const std::map<std::string, int> n = {
+      {"NO", 1}, {"NO2", 1}, {"NO3", 1}, {"N2O5", 2}, {"HONO", 1}, {"HNO3", 1}, {"HNO4", 1},
+      {"PAN", 1}, {"TPAN", 1}, {"ONIT", 1}, {"OLN", 1}};
+  auto it = n.find(s);
+  return it == n.end() ? 0 : it->second;
+}
+int s_atoms(const std::string& s) { return (s == "SO2" || s == "SULF") ? 1 : 0; }
+
+TEST(Radm2sorgMechanism, EveryReactionConservesNandS) {
+  std::vector<double> bn(mech::NREACT, 0), bs(mech::NREACT, 0);
+  for (int q = 0; q < mech::NSTOICH; ++q) {
+    const auto& e = mech::kStoich[q];
+    bn[e.reaction] += e.coef * n_atoms(mech::kSpeciesNames[e.species]);
+    bs[e.reaction] += e.coef * s_atoms(mech::kSpeciesNames[e.species]);
+  }
+  for (int k = 0; k < mech::NREACT; ++k) {
+    EXPECT_NEAR(bn[k], 0.0, 1e-6) << "R" << k + 1 << " " << mech::kEquations[k];
+    EXPECT_NEAR(bs[k], 0.0, 1e-6) << "R" << k + 1 << " " << mech::kEquations[k];
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// 3. validation against the WRF-Chem KPP Fortran reference (test_data/*radm2sorg*.nc)
+
+struct Case {
+  std::size_t ni = 0, nk = 0, nj = 0, n = 0;
+  float dtstepc = 0;
+  std::vector<float> state, met, ref_state, ref_vdrog3;
+  std::vector<int> ref_nstp, ref_ierr;
+};
+
+Case load(const std::string& file) {
+  NcFile nc(file);
+  Case c;
+  c.ni = nc.dim_len("west_east");
+  c.nk = nc.dim_len("bottom_top");
+  c.nj = nc.dim_len("south_north");
+  c.n = c.ni * c.nk * c.nj;
+  c.dtstepc = (float)nc.att_double("dtstepc");
+  const auto sn = r2::state_names();
+  const auto mn = r2::met_names();
+  c.state.resize(r2::kNState * c.n);
+  c.ref_state.resize(r2::kNState * c.n);
+  for (int f = 0; f < r2::kNState; ++f) {
+    auto a = nc.read_float(sn[f]);
+    auto b = nc.read_float(sn[f] + "_out");
+    std::copy(a.begin(), a.end(), c.state.begin() + f * c.n);
+    std::copy(b.begin(), b.end(), c.ref_state.begin() + f * c.n);
+  }
+  c.met.resize(r2::kNMet * c.n);
+  for (int f = 0; f < r2::kNMet; ++f) {
+    auto a = nc.read_float(mn[f]);
+    std::copy(a.begin(), a.end(), c.met.begin() + f * c.n);
+  }
+  c.ref_vdrog3 = nc.read_float("vdrog3_out");
+  auto st = nc.read_double("kpp_nstp_out");
+  c.ref_nstp.assign(st.begin(), st.end());
+  auto ie = nc.read_double("kpp_ierr_out");
+  c.ref_ierr.assign(ie.begin(), ie.end());
+  return c;
+}
+
+// Relative error of field f over cells whose reference exceeds 1 molecule cm-3.
+struct Err { double max_rel = 0, mean_rel = 0; std::size_t cells = 0, worst = 0; };
+Err field_error(const Case& c, const std::vector<float>& x, int f) {
+  Err e;
+  double sum = 0;
+  for (std::size_t q = 0; q < c.n; ++q) {
+    const double conv = 1e-6 * (double)r2::kDens2conA * c.met[r2::kRho * c.n + q];
+    const double ref = c.ref_state[f * c.n + q];
+    if (ref * conv <= 1.0) continue;
+    const double rel = std::fabs(x[f * c.n + q] - ref) / std::fabs(ref);
+    sum += rel;
+    e.cells++;
+    if (rel > e.max_rel) { e.max_rel = rel; e.worst = q; }
+  }
+  e.mean_rel = e.cells ? sum / e.cells : 0;
+  return e;
+}
+int field_index(const char* name) {
+  const auto sn = r2::state_names();
+  for (int f = 0; f < r2::kNState; ++f)
+    if (sn[f] == name) return f;
+  return -1;
+}
+
+const char* kKey[] = {"o3", "no", "no2", "ho", "ho2", "hno3", "hcho", "pan", "h2o2"};
+
+void validate(const std::string& file, double tol_key, double tol_all, double min_same_steps) {
+  const std::string path = wrfgpu_test::data_file(file);
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  ASSERT_GE(c.n, 10000u);
+  for (int v : c.ref_ierr) ASSERT_EQ(v, 1);
+  std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+  r2::Options o;
+  o.backend = Backend::Cpu;
+  o.dtstepc = c.dtstepc;
+  r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
+  EXPECT_TRUE(s.failures.empty());
+  std::size_t same = 0;
+  long dsteps = 0;
+  for (std::size_t q = 0; q < c.n; ++q) {
+    same += s.nstp[q] == c.ref_nstp[q];
+    dsteps += s.nstp[q] - c.ref_nstp[q];
+  }
+  const double frac = (double)same / c.n;
+  std::printf("[%s] cells %zu, same step count %.4f, total step difference %ld\n", file.c_str(),
+              c.n, frac, dsteps);
+  EXPECT_GE(frac, min_same_steps);
+  for (const char* k : kKey) {
+    const int f = field_index(k);
+    ASSERT_GE(f, 0) << k;
+    Err e = field_error(c, st, f);
+    std::printf("  %-5s max rel %.3e mean rel %.3e (%zu cells)\n", k, e.max_rel, e.mean_rel, e.cells);
+    EXPECT_LE(e.max_rel, tol_key) << k << " worst cell " << e.worst;
+  }
+  double worst = 0;
+  std::string wname;
+  for (int f = 0; f < r2::kNState; ++f) {
+    Err e = field_error(c, st, f);
+    if (e.max_rel > worst) { worst = e.max_rel; wname = r2::state_names()[f]; }
+  }
+  std::printf("  all 58 state fields: max rel %.3e (%s)\n", worst, wname.c_str());
+  EXPECT_LE(worst, tol_all) << wname;
+  // vdrog3 (ldrog, sn, bt, we) vs ours (field-major over the same cell order)
+  double vmax = 0;
+  for (int n = 0; n < r2::kLdrog; ++n)
+    for (std::size_t q = 0; q < c.n; ++q) {
+      const double ref = c.ref_vdrog3[n * c.n + q];
+      if (ref > 1e-12) vmax = std::max(vmax, std::fabs(vd[n * c.n + q] - ref) / ref);
+    }
+  std::printf("  vdrog3 max rel %.3e\n", vmax);
+  EXPECT_LE(vmax, tol_all);
+}
+
+TEST(Radm2sorgValidation, ColdStartMatchesWrfFortran) {
+  validate("radm2sorg_cold_40x15x20.nc", 1e-5, 1e-4, 0.99);
+}
+TEST(Radm2sorgValidation, WarmStartMatchesWrfFortran) {
+  validate("radm2sorg_warm_40x15x20.nc", 1e-5, 1e-4, 0.99);
+}
+
+// Total N and S per cell are conserved by the integration (Rosenbrock methods preserve
+// linear invariants; KPP's sp coefficients such as 0.036+0.964 and the final sp rounding
+// limit it to ~1e-6).
+TEST(Radm2sorgValidation, CellsConserveNitrogenAndSulphur) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
+  const auto sn = r2::state_names();
+  std::vector<int> nN(r2::kNState), nS(r2::kNState);
+  for (int f = 0; f < r2::kNState; ++f) {
+    std::string u = sn[f];
+    for (auto& ch : u) ch = (char)std::toupper(ch);
+    nN[f] = n_atoms(u);
+    nS[f] = s_atoms(u);
+  }
+  double worstN = 0, worstS = 0;
+  for (std::size_t q = 0; q < c.n; ++q) {
+    double n0 = 0, n1 = 0, s0 = 0, s1 = 0;
+    for (int f = 0; f < r2::kNState; ++f) {
+      n0 += nN[f] * (double)c.state[f * c.n + q];
+      n1 += nN[f] * (double)st[f * c.n + q];
+      s0 += nS[f] * (double)c.state[f * c.n + q];
+      s1 += nS[f] * (double)st[f * c.n + q];
+    }
+    worstN = std::max(worstN, std::fabs(n1 - n0) / n0);
+    worstS = std::max(worstS, std::fabs(s1 - s0) / s0);
+  }
+  std::printf("max relative change per cell: N %.3e, S %.3e\n", worstN, worstS);
+  EXPECT_LT(worstN, 2e-6);
+  EXPECT_LT(worstS, 2e-6);
+}
+
+TEST(Radm2sorgValidation, FloatPrecisionOptionRuns) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  o.precision = r2::Precision::Float;
+  o.throw_on_failure = false;
+  r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
+  std::printf("float: %zu failed cells\n", s.failures.size());
+  EXPECT_LE(s.failures.size(), c.n / 100);
+  Err e = field_error(c, st, field_index("o3"));
+  std::printf("float: o3 max rel %.3e mean rel %.3e\n", e.max_rel, e.mean_rel);
+  EXPECT_LE(e.mean_rel, 1e-3);
+}
+
+TEST(Radm2sorgApi, FailedCellsAreReported) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  const std::size_t n = 100;  // the first 100 cells
+  std::vector<float> st(r2::kNState * n), met(r2::kNMet * n), vd(r2::kLdrog * n);
+  for (int f = 0; f < r2::kNState; ++f)
+    std::copy(c.state.begin() + f * c.n, c.state.begin() + f * c.n + n, st.begin() + f * n);
+  for (int f = 0; f < r2::kNMet; ++f)
+    std::copy(c.met.begin() + f * c.n, c.met.begin() + f * c.n + n, met.begin() + f * n);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  o.max_no_steps = 2;  // forces IERR = -6 (too many steps)
+  try {
+    r2::run_dense(o, n, st.data(), met.data(), vd.data());
+    FAIL() << "no exception";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("cell 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("status -6"), std::string::npos) << e.what();
+  }
+  o.throw_on_failure = false;
+  r2::Stats s = r2::run_dense(o, n, st.data(), met.data(), vd.data());
+  EXPECT_EQ(s.failures.size(), n);
+  EXPECT_EQ(s.failures[0].status, -6);
+}
+
+TEST(Radm2sorgApi, WrfArraysMatchDense) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  // WRF memory with a halo of 2 in i and j, 1 level extra; chem with 45 species in reverse order.
+  WrfDims d;
+  d.ids = d.its = 1; d.ide = (int)c.ni + 1; d.ite = (int)c.ni;
+  d.jds = d.jts = 1; d.jde = (int)c.nj + 1; d.jte = (int)c.nj;
+  d.kds = d.kts = 1; d.kde = (int)c.nk + 1; d.kte = (int)c.nk;
+  d.ims = -1; d.ime = (int)c.ni + 2; d.jms = -1; d.jme = (int)c.nj + 2; d.kms = 1; d.kme = (int)c.nk + 1;
+  const std::size_t s3 = d.size3();
+  const int num_chem = 45;
+  std::vector<float> chem(s3 * num_chem, -7.f), rad(s3 * r2::kNRad, -7.f), met(s3 * r2::kNMet, 1.f),
+      vd(s3 * r2::kLdrog, 0.f);
+  r2::WrfArrays a;
+  a.d = d;
+  a.chem = chem.data();
+  a.num_chem = num_chem;
+  for (int q = 0; q < r2::kNChem; ++q) a.p_chem[q] = num_chem - q;
+  for (int q = 0; q < r2::kNRad; ++q) a.rad[q] = rad.data() + q * s3;
+  a.qv = met.data() + r2::kQv * s3;
+  a.t_phy = met.data() + r2::kTphy * s3;
+  a.p_phy = met.data() + r2::kPphy * s3;
+  a.rho = met.data() + r2::kRho * s3;
+  for (int p = 0; p < r2::kNPh; ++p) a.ph[p] = met.data() + (r2::kPh0 + p) * s3;
+  a.vdrog3 = vd.data();
+  std::size_t q = 0;
+  for (int j = 1; j <= (int)c.nj; ++j)
+    for (int k = 1; k <= (int)c.nk; ++k)
+      for (int i = 1; i <= (int)c.ni; ++i, ++q) {
+        const std::size_t o = d.idx3(i, k, j);
+        for (int f = 0; f < r2::kNChem; ++f) chem[(a.p_chem[f] - 1) * s3 + o] = c.state[f * c.n + q];
+        for (int f = 0; f < r2::kNRad; ++f) rad[f * s3 + o] = c.state[(r2::kNChem + f) * c.n + q];
+        for (int f = 0; f < r2::kNMet; ++f) met[f * s3 + o] = c.met[f * c.n + q];
+      }
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  r2::run_wrf(o, a);
+  std::vector<float> st = c.state, vdd(r2::kLdrog * c.n, 0.f);
+  r2::run_dense(o, c.n, st.data(), c.met.data(), vdd.data());
+  q = 0;
+  std::size_t mism = 0;
+  for (int j = 1; j <= (int)c.nj; ++j)
+    for (int k = 1; k <= (int)c.nk; ++k)
+      for (int i = 1; i <= (int)c.ni; ++i, ++q) {
+        const std::size_t off = d.idx3(i, k, j);
+        for (int f = 0; f < r2::kNChem; ++f) mism += chem[(a.p_chem[f] - 1) * s3 + off] != st[f * c.n + q];
+        for (int f = 0; f < r2::kNRad; ++f) mism += rad[f * s3 + off] != st[(r2::kNChem + f) * c.n + q];
+        for (int n = 0; n < r2::kLdrog; ++n) mism += vd[n * s3 + off] != vdd[n * c.n + q];
+      }
+  EXPECT_EQ(mism, 0u);
+  // halo untouched
+  EXPECT_EQ(chem[(num_chem - 1) * s3 + d.idx3(-1, 1, -1)], -7.f);
+  EXPECT_EQ(rad[d.idx3(c.ni + 2, 1, 1)], -7.f);
+}
+
+// ------------------------------------------------------------------------------------------
+// 4. GPU vs CPU (same header code; CUDA libm and no x87 -> close, not bitwise)
+
+TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  std::vector<float> cpu = c.state, vdc(r2::kLdrog * c.n, 0.f);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  r2::run_dense(o, c.n, cpu.data(), c.met.data(), vdc.data());
+  for (auto lay : {r2::Layout::CellInnermost, r2::Layout::CellOutermost}) {
+    std::vector<float> gpu = c.state, vdg(r2::kLdrog * c.n, 0.f);
+    o.backend = Backend::Gpu;
+    o.layout = lay;
+    r2::Stats s = r2::run_dense(o, c.n, gpu.data(), c.met.data(), vdg.data());
+    EXPECT_TRUE(s.failures.empty());
+    double worst = 0;
+    for (std::size_t q = 0; q < cpu.size(); ++q) {
+      const double conv = 1e-6 * (double)r2::kDens2conA * c.met[r2::kRho * c.n + q % c.n];
+      if (cpu[q] * conv > 1.0) worst = std::max(worst, (double)std::fabs(gpu[q] - cpu[q]) / std::fabs((double)cpu[q]));
+    }
+    std::printf("GPU (%s) vs CPU: max rel %.3e\n",
+                lay == r2::Layout::CellInnermost ? "cell innermost" : "cell outermost", worst);
+    EXPECT_LE(worst, 1e-4);
+  }
+}
+
+// Layout measurement (the lead's bench calls r2::bench_layouts the same way): the warm and the
+// cold captures replicated to 240,000 cells; kernel time of each layout and precision.
+TEST(Radm2sorgGpu, LayoutBenchmark) {
+  WRFGPU_REQUIRE_GPU();
+  for (const char* file : {"radm2sorg_warm_40x15x20.nc", "radm2sorg_cold_40x15x20.nc"}) {
+    const std::string path = wrfgpu_test::data_file(file);
+    if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+    Case c = load(path);
+    const std::size_t rep = 20, n = c.n * rep;
+    std::vector<float> st(r2::kNState * n), met(r2::kNMet * n);
+    for (int f = 0; f < r2::kNState; ++f)
+      for (std::size_t r = 0; r < rep; ++r)
+        std::copy(c.state.begin() + f * c.n, c.state.begin() + (f + 1) * c.n, st.begin() + f * n + r * c.n);
+    for (int f = 0; f < r2::kNMet; ++f)
+      for (std::size_t r = 0; r < rep; ++r)
+        std::copy(c.met.begin() + f * c.n, c.met.begin() + (f + 1) * c.n, met.begin() + f * n + r * c.n);
+    auto t = r2::bench_layouts(n, st.data(), met.data(), c.dtstepc, 2, true);
+    for (const auto& x : t)
+      std::printf("[%s x%zu = %zu cells] %-32s kernel %9.2f ms  %.3e cells/s\n", file, rep, n,
+                  x.variant.c_str(), x.kernel_ms, x.cells_per_s);
+    ASSERT_EQ(t.size(), 4u);
+  }
+}
+
+}  // namespace

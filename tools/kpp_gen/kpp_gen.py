@@ -1,0 +1,1569 @@
+#!/usr/bin/env python3
+"""kpp_gen.py - wrfgpu's KPP mechanism generator (Python 3, standard library only).
+
+Reads a WRF-Chem KPP mechanism (<model>.kpp, the <model>.def it names through #MODEL, the
+#include'd atoms/.spc/.eqn files, the #INLINE F90_RATES functions and <model>_wrfkpp.equiv)
+and writes C++ headers (WRFGPU_HD, templated on the real type) that reproduce what KPP 2.1
+(chem/KPP/kpp/kpp-2.1, as WRF-Chem runs it with #WRFCONFORM, #DOUBLE ON,
+#JACOBIAN SPARSE_LU_ROW, #INTEGRATOR WRF_conform/rosenbrock) generates in Fortran:
+
+  <model>_parameters.h  sizes, species order (KPP's Markowitz reordering), WRF names,
+                        equations, sparsity tables (LU_IROW/LU_ICOL/LU_CROW/LU_DIAG)
+  <model>_rates.h       rate laws (WRFUserRateLaws.f90), #INLINE F90_RATES functions and
+                        update_rconst (KPP gen.c GenerateUpdateRconstWRF)
+  <model>_function.h    fun: aggregate time derivative (KPP gen.c GenerateFun)
+  <model>_jacobian.h    jac_sp: sparse Jacobian in LU layout (KPP gen.c GenerateJac)
+  <model>_linalg.h      kpp_decomp (WRF util/write_decomp: unrolled KppDecomp) and
+                        kpp_solve (KPP gen.c GenerateSolve)
+  <model>_mechanism.h   struct Mechanism bundling the above for the Rosenbrock solver
+
+Numerics follow the generated Fortran operation by operation: KPP keeps stoichiometric
+coefficients as C floats and prints them with %g, so the Fortran sees single-precision
+literals (e.g. 0.17 -> (double)0.17f); mixed sp/dp literals in rate expressions keep
+their Fortran kinds (".20946e0" -> 0.20946e0f, "2.2D-10" -> 2.2e-10); sums are evaluated
+left to right in KPP's term order.
+
+Usage:
+  kpp_gen.py [--mech-dir DIR] [--model NAME] [--out DIR] [--stats]
+Errors name the file, the line and the reason, and exit with status 2.
+"""
+import argparse
+import os
+import re
+import struct
+import sys
+
+# ----------------------------------------------------------------------------------------
+# errors and source positions
+
+
+class GenError(Exception):
+    pass
+
+
+def err(where, msg):
+    """where: (file, line) or None."""
+    if where:
+        raise GenError("%s:%d: %s" % (where[0], where[1], msg))
+    raise GenError(msg)
+
+
+def f32(x):
+    """Round a Python float to IEEE single precision (C's float conversion)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+# ----------------------------------------------------------------------------------------
+# reading the KPP input (mirrors kpp-2.1 scan.l: #INCLUDE / #MODEL / #INLINE handling)
+
+DIRECTIVES = {
+    "INCLUDE", "MODEL", "INTEGRATOR", "LANGUAGE", "DOUBLE", "DRIVER", "JACOBIAN", "HESSIAN",
+    "STOICMAT", "WRFCONFORM", "REORDER", "FUNCTION", "ATOMS", "CHECK", "DEFVAR", "DEFFIX",
+    "SETVAR", "SETFIX", "EQUATIONS", "INITVALUES", "LOOKAT", "LOOKATALL", "MONITOR",
+    "TRANSPORT", "TRANSPORTALL", "INLINE", "ENDINLINE", "DUMMYINDEX", "EQNTAGS", "MEX",
+    "USE", "USES", "STOCHASTIC", "INTFILE", "XGRID", "YGRID", "ZGRID", "RUN", "CHECKALL",
+}
+
+
+class Line:
+    __slots__ = ("file", "no", "text")
+
+    def __init__(self, file, no, text):
+        self.file, self.no, self.text = file, no, text
+
+    @property
+    def where(self):
+        return (self.file, self.no)
+
+
+def read_lines(path, mech_dir, depth=0, where=None):
+    if depth > 10:
+        err(where, "include nested too deep")
+    full = path if os.path.isabs(path) else os.path.join(mech_dir, path)
+    try:
+        with open(full, "r", encoding="latin-1") as fh:
+            raw = fh.read().split("\n")
+    except OSError as e:
+        err(where, "cannot read file %s (%s)" % (full, e.strerror))
+    out = []
+    shown = os.path.relpath(full, mech_dir) if not os.path.isabs(path) else full
+    inline = False
+    for i, t in enumerate(raw, 1):
+        t = t.rstrip("\r")
+        s = t.strip()
+        if inline:
+            if s.upper().startswith("#ENDINLINE"):
+                inline = False
+            out.append(Line(shown, i, t))
+            continue
+        m = re.match(r"#\s*([A-Za-z]+)\s*(.*)$", s)
+        if m and m.group(1).upper() in ("INCLUDE", "MODEL"):
+            arg = m.group(2).strip()
+            if not arg:
+                err((shown, i), "#%s without a file name" % m.group(1).upper())
+            name = arg + ".def" if m.group(1).upper() == "MODEL" else arg
+            if m.group(1).upper() == "MODEL":
+                out.append(Line(shown, i, "#MODEL " + arg))
+            out.extend(read_lines(name, mech_dir, depth + 1, (shown, i)))
+            continue
+        if m and m.group(1).upper() == "INLINE":
+            inline = True
+        out.append(Line(shown, i, t))
+    if inline:
+        err((shown, len(raw)), "#INLINE without #ENDINLINE")
+    return out
+
+
+def strip_comments(text_lines):
+    """Removes {...} comments (KPP comments, may span lines). Returns list of
+    (char, where) pairs plus a list of (offset, comment text)."""
+    chars, wh, comments = [], [], []
+    depth = 0
+    cur = []
+    start = None
+    for ln in text_lines:
+        for ch in ln.text + "\n":
+            if depth == 0 and ch == "{":
+                depth = 1
+                cur = []
+                start = ln.where
+                continue
+            if depth > 0:
+                if ch == "}":
+                    depth = 0
+                    comments.append((len(chars), "".join(cur).strip()))
+                    chars.append(" ")
+                    wh.append(ln.where)
+                else:
+                    cur.append(ch)
+                continue
+            chars.append(ch)
+            wh.append(ln.where)
+    if depth:
+        err(start, "unterminated { comment")
+    return "".join(chars), wh, comments
+
+
+# ----------------------------------------------------------------------------------------
+# the mechanism model
+
+VAR_SPC, FIX_SPC = 1, 2
+
+
+class Species:
+    def __init__(self, name, typ, decl, where, atoms):
+        self.name, self.type, self.decl, self.where, self.atoms = name, typ, decl, where, atoms
+
+
+class Reaction:
+    def __init__(self, lhs, rhs, rate, label, text, where):
+        self.lhs, self.rhs, self.rate, self.label, self.text, self.where = lhs, rhs, rate, label, text, where
+        self.photo = False
+        self.number = None  # float value when KPP would treat the rate as a NUMBER
+
+
+class Model:
+    pass
+
+
+NUM_RE = r"(?:\d+\.?\d*|\.\d+)(?:[eEdD][+-]?\d+)?"
+C_FLOAT_ONLY = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$")
+
+
+def parse(mech_dir, kpp_file):
+    lines = read_lines(kpp_file, mech_dir)
+    m = Model()
+    m.model = None
+    m.options = {}
+    m.atoms = []
+    m.species = []          # declaration order
+    m.inline = {}           # type -> list of Line
+    m.reactions = []
+    sections = []           # (directive, arg, where, body lines)
+    i = 0
+    cur = None
+    while i < len(lines):
+        ln = lines[i]
+        s = ln.text.strip()
+        mm = re.match(r"#\s*([A-Za-z_]+)\s*(.*)$", s)
+        if mm and mm.group(1).upper() in DIRECTIVES:
+            d = mm.group(1).upper()
+            arg = mm.group(2).strip()
+            if d == "INLINE":
+                body = []
+                i += 1
+                while not lines[i].text.strip().upper().startswith("#ENDINLINE"):
+                    body.append(lines[i])
+                    i += 1
+                typ = arg.split()[0].upper() if arg else ""
+                if not typ:
+                    err(ln.where, "#INLINE without a type")
+                m.inline.setdefault(typ, []).extend(body)
+                i += 1
+                cur = None
+                continue
+            cur = [d, arg, ln.where, []]
+            sections.append(cur)
+            i += 1
+            continue
+        if mm and s.startswith("#"):
+            err(ln.where, "unknown KPP command #%s" % mm.group(1))
+        if cur is None:
+            if s and not s.startswith("//"):
+                err(ln.where, "text outside any KPP section: %r" % s[:40])
+        else:
+            cur[3].append(ln)
+        i += 1
+
+    for d, arg, where, body in sections:
+        if d == "MODEL":
+            m.model = arg
+        elif d in ("LANGUAGE", "DOUBLE", "INTEGRATOR", "DRIVER", "JACOBIAN", "HESSIAN",
+                   "STOICMAT", "REORDER", "FUNCTION"):
+            m.options[d] = (arg.split()[0] if arg else "", where)
+            if arg.split()[1:]:
+                err(where, "unexpected text after #%s %s" % (d, arg.split()[0]))
+        elif d == "WRFCONFORM":
+            m.options[d] = ("ON", where)
+        elif d == "ATOMS":
+            parse_atoms(m, body)
+        elif d in ("DEFVAR", "DEFFIX"):
+            parse_species(m, body, VAR_SPC if d == "DEFVAR" else FIX_SPC)
+        elif d == "EQUATIONS":
+            parse_equations(m, body, where)
+        elif d in ("LOOKAT", "LOOKATALL", "MONITOR", "CHECK", "CHECKALL", "INITVALUES",
+                   "TRANSPORT", "TRANSPORTALL", "EQNTAGS", "DUMMYINDEX", "MEX", "USE",
+                   "USES", "STOCHASTIC", "INTFILE", "XGRID", "YGRID", "ZGRID", "RUN",
+                   "SETVAR", "SETFIX"):
+            pass  # no influence on the generated integrator arithmetic
+        else:
+            err(where, "#%s not supported here" % d)
+    if not m.model:
+        m.model = os.path.splitext(os.path.basename(kpp_file))[0]
+    # options this generator reproduces
+    chk = {"JACOBIAN": ("SPARSE_LU_ROW",), "DOUBLE": ("ON",), "LANGUAGE": ("FORTRAN90",),
+           "HESSIAN": ("OFF",)}
+    for k, allowed in chk.items():
+        if k in m.options and m.options[k][0].upper() not in allowed:
+            err(m.options[k][1], "#%s %s not supported (only %s)" % (k, m.options[k][0], "/".join(allowed)))
+    if "INTEGRATOR" in m.options and m.options["INTEGRATOR"][0].lower() != "wrf_conform/rosenbrock":
+        err(m.options["INTEGRATOR"][1], "#INTEGRATOR %s not supported (only WRF_conform/rosenbrock)"
+            % m.options["INTEGRATOR"][0])
+    m.reorder = True
+    if "REORDER" in m.options:
+        m.reorder = m.options["REORDER"][0].upper() == "ON"
+    for typ in m.inline:
+        if typ not in ("F90_RATES", "F90_GLOBAL", "F90_INIT", "F90_UTIL", "F90_DATA"):
+            err(m.inline[typ][0].where if m.inline[typ] else None,
+                "#INLINE %s not supported (only F90_RATES)" % typ)
+        if typ == "F90_RCONST":
+            err(None, "#INLINE F90_RCONST not supported")
+    return m
+
+
+def parse_atoms(m, body):
+    text, wh, _ = strip_comments(body)
+    for k, part in iter_items(text, wh):
+        name = part.strip()
+        if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", name):
+            err(k, "bad atom name %r" % name)
+        m.atoms.append(name)
+
+
+def iter_items(text, wh):
+    """Splits on ';', yielding (where, item) for non-empty items."""
+    start = 0
+    for idx, ch in enumerate(text):
+        if ch == ";":
+            item = text[start:idx]
+            if item.strip():
+                off = start + (len(item) - len(item.lstrip()))
+                yield wh[min(off, len(wh) - 1)], item
+            start = idx + 1
+    rest = text[start:]
+    if rest.strip():
+        off = start + (len(rest) - len(rest.lstrip()))
+        err(wh[min(off, len(wh) - 1)], "missing ';' after %r" % rest.strip()[:40])
+
+
+def parse_species(m, body, typ):
+    text, wh, _ = strip_comments(body)
+    atoms_lc = {a.lower(): a for a in m.atoms}
+    for where, item in iter_items(text, wh):
+        if "=" not in item:
+            err(where, "species declaration without '=': %r" % item.strip())
+        name, comp = [x.strip() for x in item.split("=", 1)]
+        if not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", name):
+            err(where, "bad species name %r" % name)
+        for s in m.species:
+            if s.name.upper() == name.upper():
+                err(where, "multiple declaration for species %s (first at %s:%d)" % (name, s.where[0], s.where[1]))
+        atoms = {}
+        if comp.upper() != "IGNORE":
+            for term in comp.split("+"):
+                t = term.strip()
+                mm = re.match(r"^(\d*)\s*([A-Za-z][A-Za-z0-9_]*)$", t)
+                if not mm:
+                    err(where, "bad composition term %r for %s" % (t, name))
+                a = mm.group(2)
+                if a.upper() == "IGNORE":
+                    continue
+                if a.lower() not in atoms_lc:
+                    err(where, "undefined atom %s in %s" % (a, name))
+                atoms[atoms_lc[a.lower()]] = atoms.get(atoms_lc[a.lower()], 0) + int(mm.group(1) or 1)
+        m.species.append(Species(name, typ, len(m.species) + 1, where, atoms))
+
+
+def parse_equations(m, body, where0):
+    text, wh, comments = strip_comments(body)
+    start = 0
+    cidx = 0
+    for idx, ch in enumerate(text + ";"):
+        if ch != ";":
+            continue
+        item = text[start:idx] if idx < len(text) else text[start:]
+        # the label: the first comment inside this item's span (before its first character)
+        label = ""
+        while cidx < len(comments) and comments[cidx][0] < start:
+            cidx += 1
+        first = start + (len(item) - len(item.lstrip()))
+        if cidx < len(comments) and comments[cidx][0] <= first:
+            label = comments[cidx][1]
+        if item.strip():
+            where = wh[min(first, len(wh) - 1)]
+            if idx >= len(text):
+                err(where, "missing ';' at the end of equation %r" % item.strip()[:40])
+            if ":" not in item:
+                err(where, "equation without ':' and rate: %r" % " ".join(item.split())[:60])
+            eq, rate = item.split(":", 1)
+            if eq.count("=") != 1:
+                err(where, "equation needs exactly one '=': %r" % " ".join(eq.split()))
+            lhs_s, rhs_s = eq.split("=")
+            lhs = parse_side(lhs_s, where, "left")
+            rhs = parse_side(rhs_s, where, "right")
+            r = Reaction(lhs, rhs, " ".join(rate.split()), label, " ".join(eq.split()), where)
+            m.reactions.append(r)
+        start = idx + 1
+
+
+def parse_side(s, where, side):
+    terms = []
+    toks = re.findall(r"[+-]|[^\s+-]+(?:\s+[^\s+-]+)?", s.strip())
+    # tokens: sign, or "coef name" / "name"
+    sign = "+"
+    expect_term = True
+    for t in toks:
+        if t in "+-":
+            if not expect_term and terms:
+                sign = t
+                expect_term = True
+                continue
+            if expect_term and not terms:
+                sign = t
+                continue
+            err(where, "unexpected %r on the %s side" % (t, side))
+        parts = t.split()
+        mm = re.match(r"^(" + NUM_RE + r")?\s*([A-Za-z][A-Za-z0-9_]*)$", "".join(parts) if len(parts) == 1 else parts[0] + " " + parts[1])
+        if len(parts) == 2:
+            if not re.match(r"^" + NUM_RE + r"$", parts[0]) or not re.match(r"^[A-Za-z][A-Za-z0-9_]*$", parts[1]):
+                err(where, "bad term %r on the %s side" % (t, side))
+            coef, name = parts
+        else:
+            mm = re.match(r"^(" + NUM_RE + r")?([A-Za-z][A-Za-z0-9_]*)$", parts[0])
+            if not mm:
+                err(where, "bad term %r on the %s side" % (t, side))
+            coef, name = mm.group(1) or "1", mm.group(2)
+        if re.search(r"[dD]", coef):
+            err(where, "coefficient %r: use E exponents" % coef)
+        terms.append((sign, coef, name))
+        expect_term = False
+        sign = "+"
+    if expect_term and terms:
+        err(where, "dangling sign on the %s side" % side)
+    if not terms:
+        err(where, "empty %s side" % side)
+    return terms
+
+
+# ----------------------------------------------------------------------------------------
+# species codes, stoichiometry (kpp-2.1 scanner.c ProcessTerm / CheckEquation)
+
+def build_stoich(m):
+    by_name = {s.name.upper(): s for s in m.species}
+    code_of = {}      # species name (upper) -> crtSpec (order of first appearance)
+    m.code_list = []  # crtSpec -> Species or "HV"
+    left, right, net = [], [], []   # per crtSpec: dict reaction -> float32
+    reactive = []
+    for k, r in enumerate(m.reactions):
+        for side, terms in (("L", r.lhs), ("R", r.rhs)):
+            for sign, coef, name in terms:
+                u = name.upper()
+                if u == "HV":
+                    if side == "L":
+                        r.photo = True
+                    sp = "HV"
+                elif u == "PROD":
+                    sp = "PROD"
+                else:
+                    if u not in by_name:
+                        err(r.where, "undefined species %s" % name)
+                    sp = by_name[u]
+                if u not in code_of:
+                    code_of[u] = len(m.code_list)
+                    m.code_list.append(sp)
+                    left.append({}); right.append({}); net.append({})
+                    reactive.append(False)
+                c = code_of[u]
+                val = float((sign if sign == "-" else "") + coef)
+                if side == "L":
+                    left[c][k] = f32(left[c].get(k, 0.0) + val)
+                    net[c][k] = f32(net[c].get(k, 0.0) - val)
+                    reactive[c] = True
+                else:
+                    right[c][k] = f32(right[c].get(k, 0.0) + val)
+                    net[c][k] = f32(net[c].get(k, 0.0) + val)
+        # rate type (scanner.c StoreEquationRate): a bare C number is a NUMBER
+        if not r.photo and C_FLOAT_ONLY.match(r.rate):
+            r.number = float(r.rate)
+    # atom balance (scanner.c CheckEquation): a warning, as in KPP, for species with a
+    # declared composition (IGNORE compositions are not checked)
+    m.warnings = []
+    for k, r in enumerate(m.reactions):
+        cnt = {}
+        for c, sp in enumerate(m.code_list):
+            if sp in ("HV", "PROD"):
+                continue
+            d = left[c].get(k, 0.0) - right[c].get(k, 0.0)
+            for a, n in sp.atoms.items():
+                cnt[a] = cnt.get(a, 0.0) + d * n
+        bad = sorted(a for a, v in cnt.items() if abs(v) > 1e-5)
+        if bad:
+            m.warnings.append("%s:%d: warning: (eqn %d) atom balance mismatch for: %s"
+                              % (r.where[0], r.where[1], k + 1, " ".join(bad)))
+    # duplicate equations (scanner.c CheckEquation)
+    seen = {}
+    for k, r in enumerate(m.reactions):
+        key = tuple(sorted((c, left[c].get(k, 0.0), right[c].get(k, 0.0)) for c in range(len(m.code_list))
+                           if left[c].get(k, 0.0) or right[c].get(k, 0.0)))
+        if key in seen:
+            err(r.where, "duplicate equation (same as equation %d)" % (seen[key] + 1))
+        seen[key] = k
+    # ReorderSpecies(UNSORT): variables sorted by (reactive first, declaration order);
+    # fixed species by declaration order; dummies (hv) dropped
+    var = [c for c, s in enumerate(m.code_list) if s not in ("HV", "PROD") and s.type == VAR_SPC]
+    fix = [c for c, s in enumerate(m.code_list) if s not in ("HV", "PROD") and s.type == FIX_SPC]
+    var.sort(key=lambda c: (0 if reactive[c] else 1, m.code_list[c].decl))
+    fix.sort(key=lambda c: m.code_list[c].decl)
+    m._left, m._right, m._net, m._reactive = left, right, net, reactive
+    m._var0, m._fix = var, fix
+    unused = [s.name for s in m.species if s.name.upper() not in code_of]
+    m.unused_species = unused
+
+
+def structure(m, order):
+    """structJ over the variable order (kpp.c UpdateStructJ)."""
+    n = len(order)
+    nr = len(m.reactions)
+    left, net = m._left, m._net
+    J = [[1 if i == j else 0 for j in range(n)] for i in range(n)]
+    for i in range(n):
+        ni = net[order[i]]
+        for j in range(n):
+            lj = left[order[j]]
+            for k in ni:
+                if ni[k] != 0.0 and lj.get(k, 0.0) != 0.0:
+                    J[i][j] = 1
+                    break
+    return J
+
+
+def lu_structure(J):
+    """kpp.c ComputeLUStructJ: symbolic fill-in without pivoting."""
+    n = len(J)
+    L = [row[:] for row in J]
+    for j in range(n - 1):
+        for i in range(j + 1, n):
+            if L[i][j]:
+                for k in range(j, n):
+                    if L[j][k]:
+                        L[i][k] = 1
+    return L
+
+
+def best_sparsity(J0, order):
+    """kpp.c BestSparsity: greedy Markowitz-type ordering (criterion (cnz-1)*(lnz-1) over the
+    active submatrix, first minimum wins, rows/columns swapped, symbolic elimination)."""
+    n = len(order)
+    L = [row[:] for row in J0]
+    best = list(order)
+    for s in range(n - 1):
+        bestv, best_i = None, 0
+        for i in range(s, n):
+            cnz = sum(1 for j in range(s, n) if L[i][j])
+            lnz = sum(1 for j in range(s, n) if L[j][i])
+            crt = (cnz - 1) * (lnz - 1)
+            if bestv is None or crt < bestv:
+                bestv, best_i = crt, i
+        L[s], L[best_i] = L[best_i], L[s]
+        for row in L:
+            row[s], row[best_i] = row[best_i], row[s]
+        best[s], best[best_i] = best[best_i], best[s]
+        for i in range(s + 1, n):
+            if L[i][s]:
+                for k in range(s, n):
+                    L[i][k] += L[s][k]
+    return best
+
+
+def analyse(m):
+    build_stoich(m)
+    order = list(m._var0)
+    if m.reorder:
+        order = best_sparsity(structure(m, order), order)
+    m.var = order
+    m.nvar = len(order)
+    m.nfix = len(m._fix)
+    m.spc = order + m._fix           # kpp index -> code
+    m.nspec = len(m.spc)
+    m.nreact = len(m.reactions)
+    m.nvaract = sum(1 for c in order if m._reactive[c])
+    J = structure(m, order)
+    L = lu_structure(J)
+    m.J, m.L = J, L
+    n = m.nvar
+    m.nonzero = sum(J[i][j] for i in range(n) for j in range(n))
+    # kpp gen.c NonZero(LU,...): row-compressed LU pattern (0-based here)
+    irow, icol, crow, diag = [], [], [], []
+    for i in range(n):
+        crow.append(len(irow))
+        for j in range(n):
+            if i == j or L[i][j]:
+                irow.append(i); icol.append(j)
+            if i == j:
+                diag.append(len(irow) - 1)
+    crow.append(len(irow)); diag.append(len(irow))
+    m.lu_irow, m.lu_icol, m.lu_crow, m.lu_diag = irow, icol, crow, diag
+    m.lu_nonzero = len(irow)
+    m.pos = {(irow[k], icol[k]): k for k in range(len(irow))}
+    # per kpp-index stoichiometry
+    m.sleft = [m._left[c] for c in m.spc]
+    m.snet = [m._net[c] for c in m.spc]
+    m.names = [m.code_list[c].name for c in m.spc]
+
+
+# ----------------------------------------------------------------------------------------
+# WRF names (wkc compare_kpp_to_species.c: lower case, <model>_wrfkpp.equiv, and
+# CO2/M/H2O/N2/O2 never mapped)
+
+def wrf_names(m, mech_dir):
+    equiv = {}
+    path = os.path.join(mech_dir, m.model + "_wrfkpp.equiv")
+    if os.path.exists(path):
+        with open(path, encoding="latin-1") as fh:
+            for no, t in enumerate(fh, 1):
+                t = t.split("!")[0].strip()
+                if not t:
+                    continue
+                p = t.split()
+                if len(p) != 2:
+                    err((os.path.basename(path), no), "expected 'WRFNAME KPPNAME', got %r" % t)
+                equiv[p[1].upper()] = (p[0], (os.path.basename(path), no))
+    out = []
+    known = {s.name.upper() for s in m.species}
+    for k, (w, where) in equiv.items():
+        if k not in known:   # wkc matches names ignoring case
+            err(where, "KPP species %s in the equivalence file is not declared" % k)
+    for nm in m.names:
+        if nm.upper() in ("CO2", "M", "H2O", "N2", "O2"):
+            out.append(None)
+        else:
+            out.append(equiv.get(nm.upper(), (nm, None))[0].lower())
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Fortran expression translation (rate expressions and #INLINE F90_RATES functions)
+
+INTRINSICS = {"exp": ("exp", "expf"), "log": ("log", "logf"), "log10": ("log10", "log10f"),
+              "sqrt": ("sqrt", "sqrtf"), "abs": ("fabs", "fabsf"), "sin": ("sin", "sinf"),
+              "cos": ("cos", "cosf")}
+RATE_LAWS = {  # WRFUserRateLaws.f90: name -> number of arguments (all REAL(dp))
+    "arr": 4, "arr2": 3, "ep2": 8, "ep3": 6, "fall": 9, "f2": 10, "troe": 6, "troee": 8,
+    "thermal_t2": 3}
+
+
+class Tok:
+    def __init__(self, kind, text):
+        self.kind, self.text = kind, text
+
+
+def lex_fortran(s, where):
+    toks = []
+    i = 0
+    num = re.compile(r"(?:\d+\.\d*|\.\d+|\d+)(?:[eEdD][+-]?\d+)?(?:_[A-Za-z0-9]+)?")
+    while i < len(s):
+        c = s[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c == "!":
+            break
+        mm = num.match(s, i)
+        if mm and (c.isdigit() or (c == "." and i + 1 < len(s) and s[i + 1].isdigit())):
+            toks.append(Tok("num", mm.group(0)))
+            i = mm.end()
+            continue
+        if c.isalpha():
+            mm = re.compile(r"[A-Za-z_][A-Za-z0-9_]*").match(s, i)
+            toks.append(Tok("id", mm.group(0)))
+            i = mm.end()
+            continue
+        if s.startswith("**", i):
+            toks.append(Tok("op", "**"))
+            i += 2
+            continue
+        if c in "+-*/(),=":
+            toks.append(Tok("op", c))
+            i += 1
+            continue
+        err(where, "cannot read %r in expression %r" % (c, s))
+    return toks
+
+
+class Expr:
+    """A translated expression: C++ text and Fortran kind ('i', 's', 'd')."""
+
+    def __init__(self, code, kind):
+        self.code, self.kind = code, kind
+
+
+def num_literal(t, where):
+    mm = re.match(r"^((?:\d+\.\d*|\.\d+|\d+))(?:([eEdD])([+-]?\d+))?(?:_([A-Za-z0-9]+))?$", t)
+    if not mm:
+        err(where, "bad number %r" % t)
+    mant, ech, exp, kind = mm.groups()
+    is_int = "." not in mant and ech is None
+    if kind:
+        if kind.lower() in ("dp", "8"):
+            k = "d"
+        elif kind.lower() in ("sp", "4"):
+            k = "s"
+        else:
+            err(where, "unknown kind suffix _%s" % kind)
+        if is_int:
+            k = "i"
+    elif ech and ech in "dD":
+        k = "d"
+    elif is_int:
+        k = "i"
+    else:
+        k = "s"
+    if mant.startswith("."):
+        mant = "0" + mant
+    if mant.endswith("."):
+        mant = mant + "0"
+    text = mant + ("e" + exp if exp is not None else "")
+    if k == "i":
+        return Expr(mant, "i")
+    if k == "s":
+        if "." not in text and "e" not in text:
+            text += ".0"
+        return Expr(text + "f", "s")
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return Expr(text, "d")
+
+
+class Translator:
+    """Fortran expression -> C++ (double arithmetic where the Fortran has dp, float where sp)."""
+
+    def __init__(self, where, scope, funcs, photo, extra, allow_extra):
+        self.where, self.scope, self.funcs = where, scope, funcs
+        self.photo, self.extra, self.allow_extra = photo, extra, allow_extra
+
+    def run(self, s):
+        self.toks = lex_fortran(s, self.where)
+        self.i = 0
+        if not self.toks:
+            err(self.where, "empty expression")
+        e = self.expr()
+        if self.i != len(self.toks):
+            err(self.where, "unexpected %r in expression %r" % (self.toks[self.i].text, s))
+        return e
+
+    def peek(self, text=None):
+        if self.i < len(self.toks):
+            t = self.toks[self.i]
+            if text is None or t.text == text:
+                return t
+        return None
+
+    def take(self, text):
+        t = self.peek(text)
+        if not t:
+            got = self.toks[self.i].text if self.i < len(self.toks) else "end of expression"
+            err(self.where, "expected %r, found %r" % (text, got))
+        self.i += 1
+        return t
+
+    @staticmethod
+    def kind2(a, b):
+        order = {"i": 0, "s": 1, "d": 2}
+        return a if order[a] >= order[b] else b
+
+    def expr(self):
+        neg = False
+        if self.peek("-") or self.peek("+"):
+            neg = self.toks[self.i].text == "-"
+            self.i += 1
+        e = self.term()
+        if neg:
+            e = Expr("(-%s)" % e.code, e.kind)
+        while self.peek("+") or self.peek("-"):
+            op = self.toks[self.i].text
+            self.i += 1
+            r = self.term()
+            e = Expr("(%s %s %s)" % (e.code, op, r.code), self.kind2(e.kind, r.kind))
+        return e
+
+    def term(self):
+        e = self.factor()
+        while self.peek("*") or self.peek("/"):
+            op = self.toks[self.i].text
+            self.i += 1
+            r = self.factor()
+            e = Expr("(%s %s %s)" % (e.code, op, r.code), self.kind2(e.kind, r.kind))
+        return e
+
+    def factor(self):
+        b = self.primary()
+        if self.peek("**"):
+            self.i += 1
+            if self.peek("-") or self.peek("+"):  # gfortran extension x**-y
+                neg = self.toks[self.i].text == "-"
+                self.i += 1
+                x = self.factor()
+                if neg:
+                    x = Expr("(-%s)" % x.code, x.kind)
+            else:
+                x = self.factor()
+            if x.kind == "i":
+                return Expr("kpp_powi(%s, %s)" % (b.code, x.code), b.kind)
+            k = self.kind2(b.kind, x.kind)
+            if k == "s":
+                return Expr("powf(%s, %s)" % (b.code, x.code), "s")
+            return Expr("pow((double)%s, (double)%s)" % (b.code, x.code), "d")
+        return b
+
+    def args(self):
+        self.take("(")
+        out = []
+        if self.peek(")"):
+            self.i += 1
+            return out
+        while True:
+            out.append(self.expr())
+            if self.peek(","):
+                self.i += 1
+                continue
+            self.take(")")
+            return out
+
+    def primary(self):
+        t = self.peek()
+        if t is None:
+            err(self.where, "expression ends too early")
+        if t.text == "(":
+            self.i += 1
+            e = self.expr()
+            self.take(")")
+            return Expr("(%s)" % e.code, e.kind)
+        if t.kind == "num":
+            self.i += 1
+            return num_literal(t.text, self.where)
+        if t.kind != "id":
+            err(self.where, "unexpected %r" % t.text)
+        self.i += 1
+        name = t.text
+        low = name.lower()
+        if self.peek("("):
+            if low == "j":
+                self.take("(")
+                a = self.peek()
+                if not a or a.kind != "id" or not a.text.lower().startswith("pj_"):
+                    err(self.where, "j(...) needs a Pj_<name> photolysis index")
+                self.i += 1
+                self.take(")")
+                pj = a.text[3:].lower()
+                if pj not in self.photo:
+                    self.photo.append(pj)
+                return Expr("j[Pj_%s]" % pj, "d")
+            args = self.args()
+            if low in INTRINSICS:
+                if len(args) != 1:
+                    err(self.where, "%s takes one argument" % name)
+                a = args[0]
+                if a.kind == "s":
+                    return Expr("%s(%s)" % (INTRINSICS[low][1], a.code), "s")
+                return Expr("%s((double)%s)" % (INTRINSICS[low][0], a.code), "d")
+            if low in ("max", "min"):
+                if len(args) < 2:
+                    err(self.where, "%s needs two arguments" % name)
+                k = args[0].kind
+                for a in args[1:]:
+                    k = self.kind2(k, a.kind)
+                ty = {"i": "int", "s": "float", "d": "double"}[k]
+                code = "(%s)%s" % (ty, args[0].code)
+                for a in args[1:]:
+                    code = "kpp_%s<%s>(%s, (%s)%s)" % (low, ty, code, ty, a.code)
+                return Expr(code, k)
+            if low in ("dble", "real", "float"):
+                if low == "real" and len(args) == 2:
+                    return Expr("((double)%s)" % args[0].code, "d")
+                if len(args) != 1:
+                    err(self.where, "%s takes one argument" % name)
+                if low == "dble":
+                    return Expr("((double)%s)" % args[0].code, "d")
+                return Expr("((float)%s)" % args[0].code, "s")
+            if low in RATE_LAWS or low in self.funcs:
+                nargs = RATE_LAWS.get(low) if low in RATE_LAWS else len(self.funcs[low])
+                if len(args) != nargs:
+                    err(self.where, "%s takes %d arguments, %d given" % (name, nargs, len(args)))
+                code = "kpp_%s(%s)" % (low, ", ".join("(double)%s" % a.code for a in args))
+                return Expr(code, "d")
+            err(self.where, "unknown function %s" % name)
+        if low in self.scope:
+            return Expr(self.scope[low][0], self.scope[low][1])
+        if not self.allow_extra:
+            err(self.where, "undefined variable %s" % name)
+        if low not in self.extra:
+            self.extra.append(low)
+        return Expr("extra[ex_%s]" % low, "d")
+
+
+def parse_inline_functions(lines):
+    """#INLINE F90_RATES: straight-line REAL(dp) functions (declarations and assignments)."""
+    funcs = {}   # name -> (args, body[(where, lhs, rhs)], locals{name: kind}, where)
+    order = []
+    # join continuation lines
+    stmts = []
+    buf, w = "", None
+    for ln in lines:
+        t = ln.text.split("!")[0].rstrip()
+        if not t.strip():
+            continue
+        if w is None:
+            w = ln.where
+        if t.endswith("&"):
+            buf += t[:-1] + " "
+            continue
+        buf += t.lstrip("& ") if buf else t
+        stmts.append((w, buf.strip()))
+        buf, w = "", None
+    cur = None
+    for where, s in stmts:
+        u = s.upper()
+        mm = re.match(r"^(REAL\s*(\(\s*(KIND\s*=\s*)?DP\s*\))?\s+)?FUNCTION\s+([A-Za-z_]\w*)\s*\((.*)\)$", s, re.I)
+        if mm:
+            if cur:
+                err(where, "FUNCTION inside FUNCTION %s" % cur[0])
+            if not mm.group(2):
+                err(where, "only REAL(KIND=dp) functions are supported")
+            cur = [mm.group(4).lower(), [a.strip().lower() for a in mm.group(5).split(",") if a.strip()], [], {}, where]
+            continue
+        if re.match(r"^END\s*FUNCTION", u):
+            if not cur:
+                err(where, "END FUNCTION without FUNCTION")
+            funcs[cur[0]] = cur[1:]
+            order.append(cur[0])
+            cur = None
+            continue
+        if cur is None:
+            err(where, "only FUNCTIONs are supported in #INLINE F90_RATES, found %r" % s[:40])
+        if re.match(r"^(INTRINSIC|IMPLICIT)\b", u):
+            continue
+        md = re.match(r"^(REAL\s*(\(\s*(KIND\s*=\s*)?(DP|8)\s*\))?|DOUBLE\s+PRECISION|INTEGER)\s*(,[^:]*)?(::)?\s*(.*)$", s, re.I)
+        if md and (md.group(6) or not re.match(r"^\s*=", md.group(7))):
+            base = md.group(1).upper()
+            kind = "i" if base.startswith("INTEGER") else ("d" if ("DP" in base or "8" in base or "DOUBLE" in base) else "s")
+            for nm in md.group(7).split(","):
+                nm = nm.strip().lower()
+                if not re.match(r"^[a-z_]\w*$", nm):
+                    err(where, "arrays and initialisers are not supported in declarations: %r" % s)
+                cur[3][nm] = kind
+            continue
+        ma = re.match(r"^([A-Za-z_]\w*)\s*=\s*(.+)$", s)
+        if ma:
+            cur[2].append((where, ma.group(1).lower(), ma.group(2)))
+            continue
+        err(where, "statement not supported in #INLINE function %s: %r" % (cur[0], s[:50]))
+    if cur:
+        err(cur[4], "FUNCTION %s without END FUNCTION" % cur[0])
+    return funcs, order
+
+
+# ----------------------------------------------------------------------------------------
+# code generation helpers
+
+def coef_text(v):
+    """A KPP stoichiometric coefficient as the Fortran sees it: C float printed with %g and
+    read back as a default REAL literal. Returns the float32 value."""
+    s = "%g" % abs(v)
+    return f32(float(s))
+
+
+def flit(v):
+    """C++ float literal that reads back exactly to float32 value v."""
+    for p in range(6, 12):
+        s = "%.*g" % (p, v)
+        if f32(float(s)) == v:
+            break
+    if "e" not in s and "." not in s:
+        s += ".0"
+    return s + "f"
+
+
+def cxx_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def wrap_list(items, per=10, indent="    "):
+    lines = []
+    for i in range(0, len(items), per):
+        lines.append(indent + ", ".join(items[i:i + per]) + ",")
+    return "\n".join(lines)
+
+
+HEADER = """// GENERATED by tools/kpp_gen/kpp_gen.py from the KPP mechanism '{model}'
+// ({files}). Do not edit: regenerate with `make mech` (or tools/kpp_gen/kpp_gen.py).
+// Mirrors the Fortran that KPP 2.1 (WRF-Chem chem/KPP/kpp/kpp-2.1, #WRFCONFORM) generates.
+"""
+
+
+class Gen:
+    def __init__(self, m, mech_dir, sources, form="gather", decomp_form="registers"):
+        self.m = m
+        self.form = form
+        self.decomp_form = decomp_form
+        self.mech_dir = mech_dir
+        self.ns = "kpp_" + re.sub(r"\W", "_", m.model.lower())
+        self.head = HEADER.format(model=m.model, files=", ".join(sources))
+
+    # -- rates ------------------------------------------------------------------------
+    def rates(self):
+        m = self.m
+        funcs, order = parse_inline_functions(m.inline.get("F90_RATES", []))
+        self.photo, self.extra = [], []
+        fdefs = []
+        for name in order:
+            args, body, locs, where = funcs[name]
+            scope = {}
+            for a in args:
+                scope[a] = (a, locs.get(a, "d"))
+                if locs.get(a, "d") != "d":
+                    err(where, "argument %s of %s must be REAL(KIND=dp)" % (a, name))
+            decl = []
+            for v, k in locs.items():
+                if v not in args:
+                    scope[v] = (v, k)
+                    decl.append("  %s %s = 0;" % ({"i": "int", "s": "float", "d": "double"}[k], v))
+            scope[name] = (name + "_", "d")
+            lines = ["// #INLINE F90_RATES function %s (%s:%d), translated" % (name.upper(), where[0], where[1]),
+                     "static WRFGPU_HD double kpp_%s(%s) {" % (name, ", ".join("double " + a for a in args)),
+                     "  double %s_ = 0;" % name] + decl
+            for w, lhs, rhs in body:
+                if lhs not in scope:
+                    err(w, "assignment to undeclared variable %s" % lhs)
+                e = Translator(w, scope, {k: funcs[k][0] for k in order if k != name}, [], [], False).run(rhs)
+                ty = {"i": "int", "s": "float", "d": "double"}[scope[lhs][1]]
+                lines.append("  %s = (%s)%s;" % (scope[lhs][0], ty, e.code))
+            lines.append("  return %s_;" % name)
+            lines.append("}")
+            fdefs.append("\n".join(lines))
+        self.funcs = {k: funcs[k][0] for k in order}
+        scope = {"temp": ("TEMP", "d"), "c_m": ("C_M", "d"), "c_h2o": ("C_H2O", "d")}
+        body = []
+        for k, r in enumerate(m.reactions):
+            if r.number is not None:
+                code = "(double)" + flit(f32(r.number))
+                body.append("  rconst[%d * s] = T(%s);  // %s" % (k, code, r.rate))
+                continue
+            e = Translator(r.where, scope, self.funcs, self.photo, self.extra, True).run(r.rate)
+            body.append("  rconst[%d * s] = T((double)%s);" % (k, e.code))
+            body.append("  // R%d %s : %s" % (k + 1, r.text, r.rate))
+        # swap comment before statement for readability
+        for i in range(0, len(body) - 1):
+            pass
+        out = [self.head, "#pragma once", "#include <cmath>", "#include <cstddef>",
+               '#include "wrfgpu_hd.h"', '#include "%s_parameters.h"' % m.model.lower(), "",
+               "namespace wrfgpu {", "namespace %s {" % self.ns, "", RATE_LAW_CODE, ""]
+        out += fdefs
+        out += ["",
+                "// update_rconst: RCONST(1:NREACT) as KPP's %s_Update_RCONST (GenerateUpdateRconstWRF)." % m.model,
+                "// j: photolysis rates (s-1) indexed by Pj_*; extra: mechanism-specific inputs (ex_*);",
+                "// C_M, C_H2O: FIX(indf_M), FIX(indf_H2O) (molec cm-3); TEMP (K). Computed in double,",
+                "// stored as T with stride s (s = 1: one cell contiguous; s = ncell: cell index innermost).",
+                "template <class T>",
+                "WRFGPU_KPP_BIG void update_rconst(const double* j, const double* extra, double C_M, double C_H2O,",
+                "                             double TEMP, T* rconst, std::ptrdiff_t s) {",
+                "  (void)j; (void)extra; (void)C_M; (void)C_H2O; (void)TEMP;"]
+        # reorder: comment first
+        i = 0
+        while i < len(body):
+            if i + 1 < len(body) and body[i + 1].startswith("  // R"):
+                out.append(body[i + 1])
+                out.append(body[i])
+                i += 2
+            else:
+                out.append(body[i])
+                i += 1
+        out += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(out)
+
+    # -- parameters -------------------------------------------------------------------
+    def parameters(self, wrf):
+        m = self.m
+        o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"', "",
+             "// The generated functions have internal linkage (static): every translation unit",
+             "// (strict and fast builds) keeps its own copy, never merged by the linker. The big ones",
+             "// are not inlined into GPU kernels (each gets its own register allocation).",
+             "#ifndef WRFGPU_KPP_BIG",
+             "#if defined(__CUDACC__)",
+             "#define WRFGPU_KPP_BIG static __host__ __device__ __noinline__",
+             "#else",
+             "#define WRFGPU_KPP_BIG static inline",
+             "#endif",
+             "#endif", "",
+             "namespace wrfgpu {", "namespace %s {" % self.ns, ""]
+        o.append("// Sizes (KPP %s_Parameters). Indices below are 0-based (KPP's minus one)." % m.model)
+        o.append("constexpr int NSPEC = %d;       // chemical species" % m.nspec)
+        o.append("constexpr int NVAR = %d;        // variable species" % m.nvar)
+        o.append("constexpr int NVARACT = %d;     // active (reactant) variable species" % m.nvaract)
+        o.append("constexpr int NFIX = %d;        // fixed species" % m.nfix)
+        o.append("constexpr int NREACT = %d;     // reactions" % m.nreact)
+        o.append("constexpr int NONZERO = %d;    // nonzero Jacobian entries" % m.nonzero)
+        o.append("constexpr int LU_NONZERO = %d; // nonzero entries of the LU factors (with fill-in)" % m.lu_nonzero)
+        o.append("constexpr int NJV = %d;         // photolysis rates used (Pj_*)" % len(self.photo))
+        o.append("constexpr int NEXTRA = %d;      // extra rate inputs (ex_*)" % len(self.extra))
+        o.append("constexpr const char* kModel = %s;" % cxx_str(m.model))
+        o.append("")
+        o.append("// Species order after KPP's reordering (REORDER %s): variables, then fixed." % ("ON" if m.reorder else "OFF"))
+        o.append("enum Species : int {")
+        for k, nm in enumerate(m.names):
+            o.append("  ind_%s = %d," % (nm, k))
+        o.append("};")
+        for k, c in enumerate(m._fix):
+            o.append("constexpr int indf_%s = %d;  // index into FIX" % (m.code_list[c].name, k))
+        o.append("")
+        o.append("enum Photolysis : int {")
+        for k, p in enumerate(self.photo):
+            o.append("  Pj_%s = %d," % (p, k))
+        o.append("};")
+        o.append("enum ExtraInput : int {")
+        for k, p in enumerate(self.extra):
+            o.append("  ex_%s = %d," % (p, k))
+        o.append("  ex_count_ = %d" % len(self.extra))
+        o.append("};")
+        o.append("")
+        o.append("inline constexpr const char* kSpeciesNames[NSPEC] = {")
+        o.append(wrap_list([cxx_str(n) for n in m.names]))
+        o.append("};")
+        o.append("// WRF name of each species (wkc: lower case, _wrfkpp.equiv); nullptr: never mapped.")
+        o.append("inline constexpr const char* kWrfNames[NSPEC] = {")
+        o.append(wrap_list([cxx_str(n) if n else "nullptr" for n in wrf]))
+        o.append("};")
+        o.append("// WRF photolysis arrays are ph_<name> (min-1); Pj_<name> here.")
+        o.append("inline constexpr const char* kPhotolysisNames[NJV > 0 ? NJV : 1] = {")
+        o.append(wrap_list([cxx_str(p) for p in self.photo] or ['""']))
+        o.append("};")
+        o.append("inline constexpr const char* kExtraNames[NEXTRA > 0 ? NEXTRA : 1] = {")
+        o.append(wrap_list([cxx_str(p) for p in self.extra] or ['""']))
+        o.append("};")
+        o.append("inline constexpr const char* kEquations[NREACT] = {")
+        for r in m.reactions:
+            o.append("    %s," % cxx_str(r.text))
+        o.append("};")
+        o.append("// The comment that opens each equation in the .eqn file ({...} label).")
+        o.append("inline constexpr const char* kLabels[NREACT] = {")
+        for r in m.reactions:
+            o.append("    %s," % cxx_str(r.label))
+        o.append("};")
+        o.append("")
+        o.append("// Row-compressed LU sparsity (KPP %s_JacobianSP LU_IROW/LU_ICOL/LU_CROW/LU_DIAG, 0-based)." % m.model)
+        o.append("inline constexpr int LU_IROW[LU_NONZERO] = {\n%s\n};" % wrap_list([str(x) for x in m.lu_irow], 20))
+        o.append("inline constexpr int LU_ICOL[LU_NONZERO] = {\n%s\n};" % wrap_list([str(x) for x in m.lu_icol], 20))
+        o.append("inline constexpr int LU_CROW[NVAR + 1] = {\n%s\n};" % wrap_list([str(x) for x in m.lu_crow], 20))
+        o.append("inline constexpr int LU_DIAG[NVAR + 1] = {\n%s\n};" % wrap_list([str(x) for x in m.lu_diag], 20))
+        o.append("// Jacobian entries that are structurally nonzero (1) vs fill-in (0), in LU order.")
+        o.append("inline constexpr unsigned char JAC_STRUCT[LU_NONZERO] = {\n%s\n};" %
+                 wrap_list([str(m.J[m.lu_irow[k]][m.lu_icol[k]]) for k in range(m.lu_nonzero)], 30))
+        # stoichiometry (net, as the Fortran sees the coefficients), column-compressed by reaction
+        ents = []
+        for k in range(m.nreact):
+            for i in range(m.nspec):
+                v = m.snet[i].get(k, 0.0)
+                if v != 0.0:
+                    ents.append((k, i, v))
+        o.append("// Net stoichiometry (species gains positive), for conservation checks.")
+        o.append("constexpr int NSTOICH = %d;" % len(ents))
+        o.append("struct StoichEntry { int reaction, species; double coef; };")
+        o.append("inline constexpr StoichEntry kStoich[NSTOICH] = {")
+        for k, i, v in ents:
+            o.append("    {%d, %d, %s}," % (k, i, repr(v)))
+        o.append("};")
+        o.append("")
+        o.append("}  // namespace %s" % self.ns)
+        o.append("}  // namespace wrfgpu")
+        o.append("")
+        return "\n".join(o)
+
+    # -- fun ----------------------------------------------------------------------------
+    def rate_factor(self, k):
+        r = self.m.reactions[k]
+        if r.number is not None:
+            return "T(%s)" % flit(f32(r.number))
+        return "rct[%d * s]" % k
+
+    def reactant_product(self, k, skip=None):
+        """Factors V(l)^StoichLeft (and F) for reaction k, leaving out one V(skip)."""
+        m = self.m
+        fac = []
+        for l in range(m.nspec):
+            n = int(m.sleft[l].get(k, 0.0)) - (1 if l == skip else 0)
+            for _ in range(max(n, 0)):
+                fac.append("v[%d * s]" % l if l < m.nvar else "f[%d * s]" % (l - m.nvar))
+        return fac
+
+    def term(self, coef, operand, first):
+        """KPP Add(sum, Mul(Const(coef), x)) rendered; coef float32."""
+        c = coef_text(coef)
+        neg = coef < 0
+        body = operand if c == 1.0 else "T(%s) * %s" % (flit(c), operand)
+        if first:
+            return ("-" if neg else "") + body
+        return (" - " if neg else " + ") + body
+
+    def scatter(self, o, target, coef, operand, assigned):
+        """Adds coef*operand to target. Targets are visited with their terms in KPP's order
+        (reaction index ascending), so target = t1 [+-] t2 [+-] ... is evaluated exactly as
+        KPP's one-statement sum; only the current rate term is live (low register pressure)."""
+        if target not in assigned:
+            assigned.add(target)
+            o.append("    %s = %s;" % (target, self.term(coef, operand, True)))
+        else:
+            o.append("    %s = %s%s;" % (target, target, self.term(coef, operand, False)))
+
+    def fun_gather(self):
+        m = self.m
+        o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             "// fun: time derivative of the variable species, aggregate form",
+             "// (KPP gen.c GenerateFun -> %s_Fun: A(j) = RCT(j)*V..*F..; Vdot(i) = sum over j of" % m.model,
+             "// Stoich(i,j)*A(j) in j order, one statement per species as KPP writes it).",
+             "// v: VAR, f: FIX, rct: RCONST, vdot: out; every array has stride s.",
+             "template <class T>",
+             "WRFGPU_KPP_BIG void fun(const T* v, const T* f, const T* rct, T* vdot, std::ptrdiff_t s) {",
+             "  (void)f;"]
+        for k in range(m.nreact):
+            if any(m.snet[i].get(k, 0.0) != 0.0 for i in range(m.nvar)):
+                o.append("  const T a%d = %s;" % (k, " * ".join([self.rate_factor(k)] + self.reactant_product(k))))
+        for i in range(m.nvar):
+            terms = []
+            for k in range(m.nreact):
+                c = m.snet[i].get(k, 0.0)
+                if c != 0.0:
+                    terms.append(self.term(c, "a%d" % k, not terms))
+            o.append("  vdot[%d * s] = %s;  // %s" % (i, "".join(terms) if terms else "T(0)", m.names[i]))
+        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
+    def jac_gather(self):
+        m = self.m
+        o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             "// jac_sp: the Jacobian d(vdot)/d(v) in the LU sparsity layout, fill-in entries zero",
+             "// (KPP gen.c GenerateJac -> %s_Jac_SP: B(n) = dA(k)/dV(j); JVS(i,j) = sum over k of" % m.model,
+             "// Stoich(i,k)*B(k,j) in k order). b<n> is KPP's B(n+1).",
+             "template <class T>",
+             "WRFGPU_KPP_BIG void jac_sp(const T* v, const T* f, const T* rct, T* jvs, std::ptrdiff_t s) {",
+             "  (void)v; (void)f;"]
+        bidx = self.bindex()
+        for k in range(m.nreact):
+            for j in range(m.nvar):
+                sl = m.sleft[j].get(k, 0.0)
+                if sl != 0.0:
+                    o.append("  const T b%d = %s;  // dA(%d)/dV(%s)" % (bidx[(k, j)], " * ".join(self.bfactors(k, j, sl)), k + 1, m.names[j]))
+        for n in range(m.lu_nonzero):
+            i, j = m.lu_irow[n], m.lu_icol[n]
+            terms = []
+            if m.L[i][j]:
+                for k in range(m.nreact):
+                    c = m.snet[i].get(k, 0.0)
+                    if c != 0.0 and (k, j) in bidx:
+                        terms.append(self.term(c, "b%d" % bidx[(k, j)], not terms))
+            o.append("  jvs[%d * s] = %s;  // J(%s,%s)" % (n, "".join(terms) if terms else "T(0)", m.names[i], m.names[j]))
+        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
+    def bindex(self):
+        """KPP's structB numbering: over all species (variables, then fixed) with StoichLeft != 0."""
+        m = self.m
+        bidx, nb = {}, 0
+        for k in range(m.nreact):
+            for j in range(m.nspec):
+                if m.sleft[j].get(k, 0.0) != 0.0:
+                    bidx[(k, j)] = nb
+                    nb += 1
+        return bidx
+
+    def bfactors(self, k, j, sl):
+        fac = [self.rate_factor(k)]
+        if coef_text(sl) != 1.0:
+            fac.append("T(%s)" % flit(coef_text(sl)))
+        return fac + self.reactant_product(k, skip=j)
+
+    def fun(self):
+        return self.fun_gather() if self.form == "gather" else self.fun_scatter()
+
+    def jac(self):
+        return self.jac_gather() if self.form == "gather" else self.jac_scatter()
+
+    def fun_scatter(self):
+        m = self.m
+        o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             "// fun: time derivative of the variable species, aggregate form",
+             "// (KPP gen.c GenerateFun -> %s_Fun: A(j) = RCT(j)*V..*F..; Vdot(i) = sum over j of" % m.model,
+             "// Stoich(i,j)*A(j) in j order). Written reaction by reaction: each Vdot(i) receives its",
+             "// terms in the same order as KPP's single statement, so the result is identical.",
+             "// v: VAR, f: FIX, rct: RCONST, vdot: out; every array has stride s.",
+             "template <class T>",
+             "WRFGPU_KPP_BIG void fun(const T* v, const T* f, const T* rct, T* vdot, std::ptrdiff_t s) {",
+             "  (void)f;"]
+        assigned = set()
+        for i in range(m.nvar):
+            if not any(m.snet[i].get(k, 0.0) != 0.0 for k in range(m.nreact)):
+                o.append("  vdot[%d * s] = T(0);  // %s" % (i, m.names[i]))
+                assigned.add("vdot[%d * s]" % i)
+        for k in range(m.nreact):
+            if not any(m.snet[i].get(k, 0.0) != 0.0 for i in range(m.nvar)):
+                continue
+            o.append("  {  // R%d %s" % (k + 1, m.reactions[k].text))
+            o.append("    const T a%d = %s;" % (k, " * ".join([self.rate_factor(k)] + self.reactant_product(k))))
+            for i in range(m.nvar):
+                c = m.snet[i].get(k, 0.0)
+                if c != 0.0:
+                    self.scatter(o, "vdot[%d * s]" % i, c, "a%d" % k, assigned)
+            o.append("  }")
+        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
+    # -- jac_sp (scatter) ----------------------------------------------------------------
+    def jac_scatter(self):
+        m = self.m
+        o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             "// jac_sp: the Jacobian d(vdot)/d(v) in the LU sparsity layout, fill-in entries zero",
+             "// (KPP gen.c GenerateJac -> %s_Jac_SP: B(n) = dA(k)/dV(j); JVS(i,j) = sum over k of" % m.model,
+             "// Stoich(i,k)*B(k,j) in k order). b<n> is KPP's B(n+1); written reaction by reaction,",
+             "// each JVS entry receiving its terms in KPP's order (identical result).",
+             "template <class T>",
+             "WRFGPU_KPP_BIG void jac_sp(const T* v, const T* f, const T* rct, T* jvs, std::ptrdiff_t s) {",
+             "  (void)v; (void)f;"]
+        # structB numbering over all species (vars then fixed) with StoichLeft != 0
+        bidx = {}
+        nb = 0
+        for k in range(m.nreact):
+            for j in range(m.nspec):
+                if m.sleft[j].get(k, 0.0) != 0.0:
+                    bidx[(k, j)] = nb
+                    nb += 1
+        # entries without any term (fill-in, empty diagonals) are zero
+        has = set()
+        for k in range(m.nreact):
+            for j in range(m.nvar):
+                if (k, j) in bidx:
+                    for i in range(m.nvar):
+                        if m.snet[i].get(k, 0.0) != 0.0 and m.L[i][j]:
+                            has.add(m.pos[(i, j)])
+        assigned = set()
+        for n in range(m.lu_nonzero):
+            if n not in has:
+                o.append("  jvs[%d * s] = T(0);  // J(%s,%s)" % (n, m.names[m.lu_irow[n]], m.names[m.lu_icol[n]]))
+        for k in range(m.nreact):
+            for j in range(m.nvar):
+                sl = m.sleft[j].get(k, 0.0)
+                if sl == 0.0:
+                    continue
+                fac = [self.rate_factor(k)]
+                if coef_text(sl) != 1.0:
+                    fac.append("T(%s)" % flit(coef_text(sl)))
+                fac += self.reactant_product(k, skip=j)
+                b = "b%d" % bidx[(k, j)]
+                o.append("  {  // %s = dA(%d)/dV(%s)" % (b, k + 1, m.names[j]))
+                o.append("    const T %s = %s;" % (b, " * ".join(fac)))
+                for i in range(m.nvar):
+                    c = m.snet[i].get(k, 0.0)
+                    if c != 0.0 and m.L[i][j]:
+                        self.scatter(o, "jvs[%d * s]" % m.pos[(i, j)], c, b, assigned)
+                o.append("  }")
+        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
+    # -- decomp / solve -----------------------------------------------------------------
+    def linalg(self):
+        m = self.m
+        o = [self.head, "#pragma once", "#include <cstddef>", "#include <cfloat>", '#include "wrfgpu_hd.h"',
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             "template <class T> struct KppTiny;  // Fortran TINY(a)",
+             "template <> struct KppTiny<double> { static constexpr double value = DBL_MIN; };",
+             "template <> struct KppTiny<float> { static constexpr float value = FLT_MIN; };",
+             "",
+             "// kpp_decomp: sparse LU factorisation without pivoting, in place (KPP %s_KppDecomp as" % m.model,
+             "// unrolled by WRF chem/KPP/util/write_decomp: W(:) holds row k; a = -W(j)/JVS(diag j);",
+             "// W(j) = -a; W(c) = W(c) + a*JVS(jj)). Returns 0, or k+1 when |JVS(diag k)| < TINY",
+             "// before row k is eliminated (as KPP checks it).",
+             "template <class T>",
+             "WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {",
+             "  T a;"]
+        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
+        for k in range(m.nvar):
+            o.append("  // row %d (%s)" % (k, m.names[k]))
+            o.append("  if (!(kpp_abs_lu(jvs[%d * s]) >= KppTiny<T>::value)) return %d;" % (diag[k], k + 1))
+            cols = {icol[kk]: kk for kk in range(crow[k], crow[k + 1])}
+            elim = range(crow[k], diag[k])
+            if not len(elim):
+                continue
+            if self.decomp_form == "inplace":  # row k updated in place (no W registers)
+                for kk in elim:
+                    j = icol[kk]
+                    o.append("  a = -jvs[%d * s] / jvs[%d * s];" % (kk, diag[j]))
+                    o.append("  jvs[%d * s] = -a;" % kk)
+                    for jj in range(diag[j] + 1, crow[j + 1]):
+                        c = cols[icol[jj]]
+                        o.append("  jvs[%d * s] = jvs[%d * s] + a * jvs[%d * s];" % (c, c, jj))
+                continue
+            o.append("  {")
+            for c, kk in cols.items():
+                o.append("    T w%d = jvs[%d * s];" % (c, kk))
+            for kk in elim:
+                j = icol[kk]
+                o.append("    a = -w%d / jvs[%d * s];" % (j, diag[j]))
+                o.append("    w%d = -a;" % j)
+                for jj in range(diag[j] + 1, crow[j + 1]):
+                    c = icol[jj]
+                    if c not in cols:
+                        err(None, "internal: fill-in missing at (%d,%d)" % (k, c))
+                    o.append("    w%d = w%d + a * jvs[%d * s];" % (c, c, jj))
+            for c, kk in cols.items():
+                o.append("    jvs[%d * s] = w%d;" % (kk, c))
+            o.append("  }")
+        o.append("  return 0;")
+        o.append("}")
+        o.append("")
+        o.append("// kpp_solve: x := (LU)^-1 x (KPP gen.c GenerateSolve -> %s_KppSolve)." % m.model)
+        o.append("template <class T>")
+        o.append("WRFGPU_KPP_BIG void kpp_solve(const T* jvs, T* x, std::ptrdiff_t s) {")
+        for i in range(m.nvar):
+            b, e = crow[i], diag[i]
+            if b < e:
+                t = "x[%d * s]" % i
+                for jj in range(b, e):
+                    t += " - jvs[%d * s] * x[%d * s]" % (jj, icol[jj])
+                o.append("  x[%d * s] = %s;" % (i, t))
+        for i in range(m.nvar - 1, -1, -1):
+            b, e = diag[i] + 1, crow[i + 1]
+            t = "x[%d * s]" % i
+            for jj in range(b, e):
+                t += " - jvs[%d * s] * x[%d * s]" % (jj, icol[jj])
+            if b < e:
+                t = "(%s)" % t
+            o.append("  x[%d * s] = %s / jvs[%d * s];" % (i, t, diag[i]))
+        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        # helper
+        o.insert(o.index("template <class T> struct KppTiny;  // Fortran TINY(a)"),
+                 "template <class T>\nstatic WRFGPU_HD T kpp_abs_lu(T x) { return x < T(0) ? -x : x; }\n")
+        return "\n".join(o)
+
+    def mechanism(self):
+        m = self.m
+        mdl = m.model.lower()
+        o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"']
+        for part in ("parameters", "rates", "function", "jacobian", "linalg"):
+            o.append('#include "%s_%s.h"' % (mdl, part))
+        o += ["", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+              "// The mechanism as the Rosenbrock solver sees it (kpp_rosenbrock.h); in an unnamed",
+              "// namespace so that each translation unit (strict, fast) has its own.",
+              "namespace {",
+              "struct Mechanism {",
+              "  static constexpr int NVAR = %s::NVAR, NFIX = %s::NFIX, NREACT = %s::NREACT;" % ((self.ns,) * 3),
+              "  static constexpr int LU_NONZERO = %s::LU_NONZERO;" % self.ns,
+              "  static constexpr const int* LU_DIAG_HOST = %s::LU_DIAG;" % self.ns,
+              "  template <class T>",
+              "  WRFGPU_HD static void fun(const T* v, const T* f, const T* r, T* vdot, std::ptrdiff_t s) {",
+              "    %s::fun(v, f, r, vdot, s);" % self.ns,
+              "  }",
+              "  template <class T>",
+              "  WRFGPU_HD static void jac_sp(const T* v, const T* f, const T* r, T* jvs, std::ptrdiff_t s) {",
+              "    %s::jac_sp(v, f, r, jvs, s);" % self.ns,
+              "  }",
+              "  template <class T>",
+              "  WRFGPU_HD static int decomp(T* jvs, std::ptrdiff_t s) { return %s::kpp_decomp(jvs, s); }" % self.ns,
+              "  template <class T>",
+              "  WRFGPU_HD static void solve(const T* jvs, T* x, std::ptrdiff_t s) { %s::kpp_solve(jvs, x, s); }" % self.ns,
+              "  // LU_DIAG(i) for the Rosenbrock matrix update (diagonal positions).",
+              "  WRFGPU_HD static int lu_diag(int i) {",
+              "    switch (i) {"]
+        for i in range(m.nvar):
+            o.append("      case %d: return %d;" % (i, m.lu_diag[i]))
+        o += ["      default: return -1;", "    }", "  }", "};", "}  // namespace", "",
+              "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
+
+RATE_LAW_CODE = r"""// Rate laws of WRF-Chem's KPP (chem/KPP/kpp/kpp-2.1/util/WRF_conform/WRFUserRateLaws.f90),
+// all arguments and results REAL(dp). Rewritten, same operations in the same order.
+static WRFGPU_HD double kpp_arr(double A0, double B0, double C0, double TEMP) {
+  return A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
+}
+static WRFGPU_HD double kpp_arr2(double A0, double B0, double TEMP) { return A0 * exp(-B0 / TEMP); }
+static WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, double A3, double C3,
+                         double TEMP, double cair) {
+  double K0 = A0 * exp(-C0 / TEMP);
+  double K2 = A2 * exp(-C2 / TEMP);
+  double K3 = A3 * exp(-C3 / TEMP);
+  K3 = K3 * cair;
+  return K0 + K3 / (1.0 + K3 / K2);
+}
+static WRFGPU_HD double kpp_ep3(double A1, double C1, double A2, double C2, double TEMP, double cair) {
+  double K1 = A1 * exp(-C1 / TEMP);
+  double K2 = A2 * exp(-C2 / TEMP);
+  return K1 + K2 * cair;
+}
+static WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, double B1, double C1,
+                          double CF, double TEMP, double cair) {
+  double K0 = A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
+  double K1 = A1 * exp(-B1 / TEMP) * pow(TEMP / 300.0, C1);
+  K0 = K0 * cair;
+  K1 = K0 / K1;
+  double l = log10(K1);
+  return (K0 / (1.0 + K1)) * pow(CF, 1.0 / (1.0 + l * l));
+}
+static WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, double B1, double C1,
+                        double CF, double CN, double TEMP, double cair) {
+  double K0 = A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
+  double K1 = A1 * exp(-B1 / TEMP) * pow(TEMP / 300.0, C1);
+  K0 = K0 * cair;
+  K1 = K0 / K1;
+  double l = log10(K1) / CN;
+  return (K0 / (1.0 + K1)) * pow(CF, 1.0 / (1.0 + l * l));
+}
+static WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, double m, double temp,
+                          double cair) {
+  double zt_help = 300.0 / temp;
+  double k0_T = k0_300K * pow(zt_help, n) * cair;
+  double kinf_T = kinf_300K * pow(zt_help, m);
+  double k_ratio = k0_T / kinf_T;
+  double l = log10(k_ratio);
+  return k0_T / (1.0 + k_ratio) * pow(0.6, 1.0 / (1.0 + l * l));
+}
+static WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, double kinf_300K,
+                           double m, double temp, double cair) {
+  double zt_help = 300.0 / temp;
+  double k0_T = k0_300K * pow(zt_help, n) * cair;
+  double kinf_T = kinf_300K * pow(zt_help, m);
+  double k_ratio = k0_T / kinf_T;
+  double l = log10(k_ratio);
+  double troe = k0_T / (1.0 + k_ratio) * pow(0.6, 1.0 / (1.0 + l * l));
+  return A * exp(-B / temp) * troe;
+}
+static WRFGPU_HD double kpp_thermal_t2(double c, double d, double temp) {
+  return pow(temp, 2.0) * c * exp(-d / temp);
+}
+// Fortran x**n for integer n (gfortran/libgcc __powidf2: binary powering).
+template <class X>
+static WRFGPU_HD X kpp_powi(X x, int m) {
+  unsigned n = m < 0 ? -(unsigned)m : (unsigned)m;
+  X y = (n % 2) ? x : X(1);
+  while (n >>= 1) {
+    x = x * x;
+    if (n % 2) y = y * x;
+  }
+  return m < 0 ? X(1) / y : y;
+}
+template <class X>
+static WRFGPU_HD X kpp_max(X a, X b) { return a > b ? a : b; }
+template <class X>
+static WRFGPU_HD X kpp_min(X a, X b) { return a < b ? a : b; }"""
+
+
+def generate(mech_dir, model, out_dir, stats=False, form="gather", decomp_form="registers"):
+    kpp = model + ".kpp"
+    m = parse(mech_dir, kpp)
+    if not m.reactions:
+        err(None, "%s: no #EQUATIONS" % kpp)
+    analyse(m)
+    wrf = wrf_names(m, mech_dir)
+    sources = [kpp, m.model + ".def", m.model + "_wrfkpp.equiv"]
+    g = Gen(m, mech_dir, sources, form, decomp_form)
+    files = {}
+    files["rates"] = g.rates()          # first: collects photolysis/extra names
+    files["parameters"] = g.parameters(wrf)
+    files["function"] = g.fun()
+    files["jacobian"] = g.jac()
+    files["linalg"] = g.linalg()
+    files["mechanism"] = g.mechanism()
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    for part, text in files.items():
+        p = os.path.join(out_dir, "%s_%s.h" % (m.model.lower(), part))
+        with open(p, "w") as fh:
+            fh.write(text)
+        written.append(p)
+    for w in m.warnings:
+        print("kpp_gen: " + w, file=sys.stderr)
+    if stats:
+        print("model %s: NSPEC %d NVAR %d NVARACT %d NFIX %d NREACT %d NONZERO %d LU_NONZERO %d NJV %d extra %s"
+              % (m.model, m.nspec, m.nvar, m.nvaract, m.nfix, m.nreact, m.nonzero, m.lu_nonzero,
+                 len(g.photo), ",".join(g.extra) or "-"))
+        print("species order: " + " ".join(m.names))
+        if m.unused_species:
+            print("declared but unused (left out, as KPP does): " + " ".join(m.unused_species))
+    return m, written
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(here))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mech-dir", default=os.environ.get("MECH_DIR") or
+                    os.path.join(repo, "..", "shared", "mechanisms", "radm2sorg"))
+    ap.add_argument("--model", default=None, help="mechanism name (default: the *.kpp in --mech-dir)")
+    ap.add_argument("--out", default=None, help="output folder (default src/<model>/generated)")
+    ap.add_argument("--stats", action="store_true", help="print sizes and the species order")
+    ap.add_argument("--sum-form", choices=("gather", "scatter"), default="gather",
+                    help="fun/jac_sp as KPP's one statement per output (gather, default) or "
+                         "reaction by reaction (scatter); both give identical values")
+    ap.add_argument("--decomp-form", choices=("registers", "inplace"), default="registers",
+                    help="kpp_decomp keeps the current row in registers (KPP's W) or updates "
+                         "it in place; both give identical values")
+    a = ap.parse_args(argv)
+    try:
+        if not os.path.isdir(a.mech_dir):
+            raise GenError("mechanism folder %s not found (set MECH_DIR or --mech-dir)" % a.mech_dir)
+        model = a.model
+        if model is None:
+            kpps = sorted(f for f in os.listdir(a.mech_dir) if f.endswith(".kpp"))
+            if len(kpps) != 1:
+                raise GenError("%s: expected one .kpp file, found %d (use --model)" % (a.mech_dir, len(kpps)))
+            model = kpps[0][:-4]
+        out = a.out or os.path.join(repo, "src", model.lower(), "generated")
+        generate(a.mech_dir, model, out, a.stats, a.sum_form, a.decomp_form)
+    except GenError as e:
+        print("kpp_gen: error: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
