@@ -143,8 +143,8 @@ void field_extent(const std::vector<std::size_t>& s, std::size_t n, std::size_t&
 // The statistics of verify.h, computed on each rank's patch and reduced over ranks, so that
 // the report of an N-rank run equals the one-rank report (level means are global means).
 FieldStats reduced_stats(const std::string& name, const float* ref, const float* x, std::size_t ni,
-                         std::size_t nk, std::size_t nj, std::vector<double>* mref_out,
-                         std::vector<double>* mx_out) {
+                         std::size_t nk, std::size_t nj, double level_floor,
+                         std::vector<double>* mref_out, std::vector<double>* mx_out) {
   std::vector<double> sums(2 * nk + 1, 0.0);  // per level: ref, ours; then the cell count
   double mx[2] = {0, 0};                      // max abs, max rel
   long long nonfinite = 0;
@@ -171,17 +171,14 @@ FieldStats reduced_stats(const std::string& name, const float* ref, const float*
   s.max_abs = mx[0];
   s.max_rel = mx[1];
   s.nonfinite = (std::size_t)nonfinite;
-  double acc = 0;
+  std::vector<double> mr(nk), mo(nk);
   for (std::size_t k = 0; k < nk; ++k) {
-    double mr = sums[k] / cols, mo = sums[nk + k] / cols;
-    if (mref_out) mref_out->push_back(mr);
-    if (mx_out) mx_out->push_back(mo);
-    if (mr != 0) {
-      acc += std::fabs((mr - mo) / mr);
-      ++s.levels_used;
-    }
+    mr[k] = sums[k] / cols;
+    mo[k] = sums[nk + k] / cols;
   }
-  s.plmv = s.levels_used ? acc / s.levels_used : 0.0;
+  plmv_from_means(mr, mo, level_floor, s);
+  if (mref_out) *mref_out = mr;
+  if (mx_out) *mx_out = mo;
   return s;
 }
 
@@ -267,13 +264,14 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
       std::size_t off = l * ni * nk * nj;
       const float* x = ours.data.data() + off;
       fr.has_ref = has_ref;
-      fr.vs_ref = reduced_stats(fr.name, has_ref ? ref.data() + off : x, x, ni, nk, nj,
+      fr.vs_ref = reduced_stats(fr.name, has_ref ? ref.data() + off : x, x, ni, nk, nj, ours.level_floor,
                                 has_ref ? &fr.mean_ref : nullptr, has_ref ? &fr.mean_ours : nullptr);
       if (has_ref && ours.compare_plmv && fr.vs_ref.plmv > r.thr.plmv_vs_ref) fr.pass = false;
       if (fr.vs_ref.nonfinite) fr.pass = false;
       if (outs.size() > 1) {
         fr.has_other = true;
-        fr.vs_other = reduced_stats(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj, nullptr, nullptr);
+        fr.vs_other = reduced_stats(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj, ours.level_floor,
+                                    nullptr, nullptr);
         if (fr.vs_other.plmv > r.thr.plmv_gpu_cpu || fr.vs_other.nonfinite) fr.pass = false;
       }
       r.pass = r.pass && fr.pass;

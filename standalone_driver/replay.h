@@ -36,6 +36,7 @@ struct OutputField {
   std::vector<std::size_t> shape;   // e.g. {south_north, bottom_top, west_east} of the patch
   std::vector<float> data;
   bool compare_plmv = true;         // 3-D fields get the per-level mean variance
+  double level_floor = 0;           // level means below this count as zero levels (verify.h)
   std::size_t off_i = 0, off_j = 0; // the patch's offset within the capture's full field
 };
 

@@ -106,6 +106,8 @@ class Wsm5Replay : public Replay {
       out.push_back(std::move(o));
     };
     for (const char* v : {"th", "qv", "qc", "qr", "qi", "qs"}) add(v, sh3, io[v], true);
+    // Mixing-ratio level means below WRF's qmin (1e-15 kg/kg) are zero to WSM5 itself.
+    for (auto& o : out) if (o.name[0] == 'q') o.level_floor = consts_.qmin;
     add("rainnc", sh2, rain, false);
     add("rainncv", sh2, rainncv, false);
     add("sr", sh2, sr, false);

@@ -96,8 +96,14 @@ static Prepared prepare(const AdvectInputs& in, bool pd) {
     bad("memory kms..kme=" + std::to_string(d.kms) + ".." + std::to_string(d.kme) +
         " does not hold kts..kde");
   if (d.kde - d.kds < 4) bad("fewer than 4 mass levels (v order 3 needs kts+2 < ktf)");
-  if (d.ide - d.ids < 7 || d.jde - d.jds < 7)
-    bad("domain smaller than 6x6 mass points (boundary stencils would overlap)");
+  // Near a non-periodic, non-symmetric edge WRF degrades the stencil; both edges' degraded
+  // stencils must fit. Periodic and symmetric directions read the halo instead (WRF runs
+  // e.g. 2-D squall lines with 2 mass points in a periodic y).
+  bool x_halo_only = fl.periodic_x || (fl.symmetric_xs && fl.symmetric_xe);
+  bool y_halo_only = fl.periodic_y || (fl.symmetric_ys && fl.symmetric_ye);
+  if ((!x_halo_only && d.ide - d.ids < 7) || (!y_halo_only && d.jde - d.jds < 7))
+    bad("domain smaller than 6 mass points in a direction that is neither periodic nor symmetric "
+        "(boundary stencils would overlap)");
   if (d.its < d.ids || d.ite > d.ide || d.jts < d.jds || d.jte > d.jde)
     bad("tile its..ite,jts..jte outside the domain");
   const int itf = std::min(d.ite, d.ide - 1), jtf = std::min(d.jte, d.jde - 1),

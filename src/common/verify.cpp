@@ -5,23 +5,42 @@
 
 namespace wrfgpu {
 
+void plmv_from_means(const std::vector<double>& mref, const std::vector<double>& m,
+                     double level_floor, FieldStats& s) {
+  double acc = 0, acc_lit = 0;
+  std::size_t n = 0, n_lit = 0;
+  for (std::size_t k = 0; k < mref.size(); ++k) {
+    if (mref[k] == 0) continue;
+    double r = std::fabs((mref[k] - m[k]) / mref[k]);
+    acc_lit += r;
+    ++n_lit;
+    if (std::fabs(mref[k]) > level_floor) {
+      acc += r;
+      ++n;
+    }
+  }
+  s.levels_used = n;
+  s.plmv = n ? acc / n : 0.0;
+  s.plmv_literal = n_lit ? acc_lit / n_lit : 0.0;
+}
+
 template <class T>
 static FieldStats compare_impl(const std::string& name, const T* ref, const T* x, std::size_t ni,
-                               std::size_t nk, std::size_t nj, double rel_floor) {
+                               std::size_t nk, std::size_t nj, double rel_floor, double level_floor) {
   FieldStats s;
   s.name = name;
   s.cells = ni * nk * nj;
-  double sum_rel = 0;
+  std::vector<double> mref(nk), mx(nk);
   for (std::size_t k = 0; k < nk; ++k) {
     // Level means in double, so the figure measures the data, not the summation.
-    double mr = 0, mx = 0;
+    double mr = 0, xm = 0;
     for (std::size_t j = 0; j < nj; ++j)
       for (std::size_t i = 0; i < ni; ++i) {
         std::size_t c = i + ni * (k + nk * j);
         double r = ref[c], v = x[c];
         if (!std::isfinite(v)) { ++s.nonfinite; continue; }
         mr += r;
-        mx += v;
+        xm += v;
         double a = std::fabs(r - v);
         if (a > s.max_abs) s.max_abs = a;
         if (std::fabs(r) > rel_floor && r != 0) {
@@ -29,24 +48,21 @@ static FieldStats compare_impl(const std::string& name, const T* ref, const T* x
           if (rel > s.max_rel) { s.max_rel = rel; s.worst_i = i; s.worst_k = k; s.worst_j = j; }
         }
       }
-    mr /= double(ni * nj);
-    mx /= double(ni * nj);
-    if (mr != 0) {
-      sum_rel += std::fabs((mr - mx) / mr);
-      ++s.levels_used;
-    }
+    mref[k] = mr / double(ni * nj);
+    mx[k] = xm / double(ni * nj);
   }
-  s.plmv = s.levels_used ? sum_rel / s.levels_used : 0.0;
+  plmv_from_means(mref, mx, level_floor, s);
   return s;
 }
 
 FieldStats compare_field(const std::string& name, const float* ref, const float* x, std::size_t ni,
-                         std::size_t nk, std::size_t nj, double rel_floor) {
-  return compare_impl(name, ref, x, ni, nk, nj, rel_floor);
+                         std::size_t nk, std::size_t nj, double rel_floor, double level_floor) {
+  return compare_impl(name, ref, x, ni, nk, nj, rel_floor, level_floor);
 }
 FieldStats compare_field(const std::string& name, const double* ref, const double* x,
-                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor) {
-  return compare_impl(name, ref, x, ni, nk, nj, rel_floor);
+                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor,
+                         double level_floor) {
+  return compare_impl(name, ref, x, ni, nk, nj, rel_floor, level_floor);
 }
 
 }  // namespace wrfgpu

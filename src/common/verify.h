@@ -9,7 +9,9 @@ namespace wrfgpu {
 
 struct FieldStats {
   std::string name;
-  double plmv = 0;          // per-level mean variance: mean_k |(mref_k - m_k)/mref_k|, mref_k != 0
+  double plmv = 0;          // per-level mean variance: mean_k |(mref_k - m_k)/mref_k| over levels
+                            // with |mref_k| > level_floor (see compare_field)
+  double plmv_literal = 0;  // the same over every level with mref_k != 0 (the literal definition)
   double max_abs = 0;       // max |ref - x|
   double max_rel = 0;       // max |ref - x| / |ref| over cells with |ref| > rel_floor
   std::size_t nonfinite = 0;  // non-finite values in x
@@ -21,8 +23,13 @@ struct FieldStats {
 // Level means are over the ni*nj horizontal cells. Cells with |ref| <= rel_floor are left out
 // of max_rel (relative error of a value that is zero in the reference has no meaning).
 FieldStats compare_field(const std::string& name, const float* ref, const float* x,
-                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0);
+                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0,
+                         double level_floor = 0.0);
 FieldStats compare_field(const std::string& name, const double* ref, const double* x,
-                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0);
+                         std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0,
+                         double level_floor = 0.0);
+// The figure from per-level sums (used by the MPI driver after reducing sums over ranks).
+void plmv_from_means(const std::vector<double>& mref, const std::vector<double>& m,
+                     double level_floor, FieldStats& s);
 
 }  // namespace wrfgpu
