@@ -107,27 +107,29 @@ headers: $(HEADERS)
 	@for h in $(filter src/%,$(HEADERS)); do mkdir -p include/wrfgpu/$$(dirname $${h#src/}); cp $$h include/wrfgpu/$${h#src/}; done
 
 # ---- programs -----------------------------------------------------------------------------
-# Programs link the static library so a carried bin/ runs without LD_LIBRARY_PATH for wrfgpu.
-bin/wrfgpu_replay: $(DRIVER_SRC) $(HEADERS) lib/libwrfgpu.a
-	@mkdir -p bin
-	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(DRIVER_SRC) -o $@ lib/libwrfgpu.a $(LIBS)
+# Programs share lib/libwrfgpu.so (one copy of the GPU code) and find it next to them
+# (rpath $ORIGIN/../lib), so bin/ and lib/ can be moved together. WRF links the static library.
+WRFGPU_LINK := -Llib -lwrfgpu -Wl,-rpath,'$$ORIGIN/../lib'
 
-bin/wrfgpu_bench: $(BENCH_SRC) $(HEADERS) lib/libwrfgpu.a
+bin/wrfgpu_replay: $(DRIVER_SRC) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(BENCH_SRC) -o $@ lib/libwrfgpu.a $(LIBS)
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(DRIVER_SRC) -o $@ $(WRFGPU_LINK) $(LIBS)
 
-bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) lib/libwrfgpu.a
+bin/wrfgpu_bench: $(BENCH_SRC) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $< $(DRIVER_LIB) -o $@ lib/libwrfgpu.a $(LIBS)
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $(BENCH_SRC) -o $@ $(WRFGPU_LINK) $(LIBS)
 
-bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.a
+bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests $(TEST_SRC) -o $@ lib/libwrfgpu.a \
-	  -lgtest -lgtest_main $(LIBS)
+	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $< $(DRIVER_LIB) -o $@ $(WRFGPU_LINK) $(LIBS)
 
-bin/%_fortran: fortran_iface/tests/%_fortran.F90 lib/libwrfgpu.a
+bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(FC) $(FFLAGS_ALL) $< -o $@ lib/libwrfgpu.a -lstdc++ $(LIBS)
+	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests $(TEST_SRC) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
+
+bin/%_fortran: fortran_iface/tests/%_fortran.F90 lib/libwrfgpu.so
+	@mkdir -p bin
+	$(FC) $(FFLAGS_ALL) $< -o $@ $(WRFGPU_LINK) -lstdc++ $(LIBS)
 
 FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
 

@@ -143,9 +143,9 @@ void field_extent(const std::vector<std::size_t>& s, std::size_t n, std::size_t&
 // The statistics of verify.h, computed on each rank's patch and reduced over ranks, so that
 // the report of an N-rank run equals the one-rank report (level means are global means).
 FieldStats reduced_stats(const std::string& name, const float* ref, const float* x, std::size_t ni,
-                         std::size_t nk, std::size_t nj, double level_floor,
+                         std::size_t nk, std::size_t nj, double level_floor, double level_cancel,
                          std::vector<double>* mref_out, std::vector<double>* mx_out) {
-  std::vector<double> sums(2 * nk + 1, 0.0);  // per level: ref, ours; then the cell count
+  std::vector<double> sums(3 * nk + 1, 0.0);  // per level: ref, ours, |ref|; then the cell count
   double mx[2] = {0, 0};                      // max abs, max rel
   long long nonfinite = 0;
   for (std::size_t k = 0; k < nk; ++k)
@@ -156,27 +156,29 @@ FieldStats reduced_stats(const std::string& name, const float* ref, const float*
         if (!std::isfinite(v)) { ++nonfinite; continue; }
         sums[k] += r;
         sums[nk + k] += v;
+        sums[2 * nk + k] += std::fabs(r);
         double a = std::fabs(r - v);
         mx[0] = std::max(mx[0], a);
         if (r != 0) mx[1] = std::max(mx[1], a / std::fabs(r));
       }
-  sums[2 * nk] = double(ni * nj);
+  sums[3 * nk] = double(ni * nj);
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), (int)sums.size(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &nonfinite, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   FieldStats s;
   s.name = name;
-  double cols = sums[2 * nk];
+  double cols = sums[3 * nk];
   s.cells = (std::size_t)(cols * nk);
   s.max_abs = mx[0];
   s.max_rel = mx[1];
   s.nonfinite = (std::size_t)nonfinite;
-  std::vector<double> mr(nk), mo(nk);
+  std::vector<double> mr(nk), mo(nk), ma(nk);
   for (std::size_t k = 0; k < nk; ++k) {
     mr[k] = sums[k] / cols;
     mo[k] = sums[nk + k] / cols;
+    ma[k] = sums[2 * nk + k] / cols;
   }
-  plmv_from_means(mr, mo, level_floor, s);
+  plmv_from_means(mr, mo, level_floor, s, &ma, level_cancel);
   if (mref_out) *mref_out = mr;
   if (mx_out) *mx_out = mo;
   return s;
@@ -264,13 +266,13 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
       std::size_t off = l * ni * nk * nj;
       const float* x = ours.data.data() + off;
       fr.has_ref = has_ref;
-      fr.vs_ref = reduced_stats(fr.name, has_ref ? ref.data() + off : x, x, ni, nk, nj, ours.level_floor,
+      fr.vs_ref = reduced_stats(fr.name, has_ref ? ref.data() + off : x, x, ni, nk, nj, ours.level_floor, ours.level_cancel,
                                 has_ref ? &fr.mean_ref : nullptr, has_ref ? &fr.mean_ours : nullptr);
       if (has_ref && ours.compare_plmv && fr.vs_ref.plmv > r.thr.plmv_vs_ref) fr.pass = false;
       if (fr.vs_ref.nonfinite) fr.pass = false;
       if (outs.size() > 1) {
         fr.has_other = true;
-        fr.vs_other = reduced_stats(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj, ours.level_floor,
+        fr.vs_other = reduced_stats(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj, ours.level_floor, ours.level_cancel,
                                     nullptr, nullptr);
         if (fr.vs_other.plmv > r.thr.plmv_gpu_cpu || fr.vs_other.nonfinite) fr.pass = false;
       }

@@ -37,6 +37,7 @@ struct OutputField {
   std::vector<float> data;
   bool compare_plmv = true;         // 3-D fields get the per-level mean variance
   double level_floor = 0;           // level means below this count as zero levels (verify.h)
+  double level_cancel = 0;          // skip levels whose mean is a cancellation (verify.h)
   std::size_t off_i = 0, off_j = 0; // the patch's offset within the capture's full field
 };
 

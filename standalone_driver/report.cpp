@@ -22,7 +22,8 @@ void print_file_result(const FileResult& r) {
     std::printf("   ERROR: %s\n", r.error.c_str());
     return;
   }
-  std::printf("   plmv(WRF): per-level mean variance, levels with |WRF mean| <= the field's floor skipped;\n"
+  std::printf("   plmv(WRF): per-level mean variance, skipping levels with |WRF mean| <= the field's floor\n"
+              "   or a mean that is a cancellation (|mean| < 1e-4 mean|value|, tendencies);\n"
               "   plmv(lit.): every level with a non-zero WRF mean (the literal definition)\n");
   std::printf("   thresholds: per-level mean variance vs WRF <= %.1e, GPU vs CPU <= %.1e (%s)\n",
               r.thr.plmv_vs_ref, r.thr.plmv_gpu_cpu, r.thr.basis.c_str());
@@ -130,6 +131,7 @@ bool write_plots(const std::string& dir, const FileResult& r, std::string* why) 
     g << "set terminal pngcairo size 900,500 noenhanced; set output '" << png << "';"
       << "set multiplot layout 1,2 title '" << base << ": " << f.name << "';"
       << "set ylabel 'model level'; set xlabel 'level mean'; set key bottom right;"
+      << "set format x '%.1e'; set xtics rotate by -30;"
       << "plot '" << dat << "' u 2:1 w lp t 'WRF', '' u 3:1 w l lw 2 t 'wrfgpu';"
       << "set logscale x; set format x '%.0e'; set xlabel '|rel. difference of level means|';"
       << "plot '" << dat << "' u 4:1 w lp t 'relative difference';"

@@ -9,7 +9,13 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.." || exit 2
 B=${WRFGPU_BUNDLE:-.}
 [ -d "$B/lib" ] && export LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH"
-export OMPI_MCA_mca_base_component_path="$B/lib/openmpi3" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The machine's own Open MPI when it has one; else the bundled one.
+if [ -d "$B/mpilib" ] && ldd "$B/bin/wrfgpu_replay" | grep -q "libmpi.so.40 => not found"; then
+  export LD_LIBRARY_PATH="$B/mpilib:$LD_LIBRARY_PATH" OMPI_MCA_mca_base_component_path="$B/mpilib/openmpi3"
+  echo "using the bundled Open MPI"
+fi
+ldd "$B/bin/wrfgpu_replay" "$B/bin/wrfgpu_tests" | grep "not found" && echo "(libraries missing, see above)"
 stages=${STAGES:-"version tests replay sanitize bench"}
 captures=$(ls test_data/*.nc 2>/dev/null)
 rc=0

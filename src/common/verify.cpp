@@ -6,7 +6,8 @@
 namespace wrfgpu {
 
 void plmv_from_means(const std::vector<double>& mref, const std::vector<double>& m,
-                     double level_floor, FieldStats& s) {
+                     double level_floor, FieldStats& s, const std::vector<double>* mabs,
+                     double cancel) {
   double acc = 0, acc_lit = 0;
   std::size_t n = 0, n_lit = 0;
   for (std::size_t k = 0; k < mref.size(); ++k) {
@@ -14,7 +15,8 @@ void plmv_from_means(const std::vector<double>& mref, const std::vector<double>&
     double r = std::fabs((mref[k] - m[k]) / mref[k]);
     acc_lit += r;
     ++n_lit;
-    if (std::fabs(mref[k]) > level_floor) {
+    bool cancelled = mabs && cancel > 0 && std::fabs(mref[k]) < cancel * (*mabs)[k];
+    if (std::fabs(mref[k]) > level_floor && !cancelled) {
       acc += r;
       ++n;
     }

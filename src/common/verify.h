@@ -28,8 +28,13 @@ FieldStats compare_field(const std::string& name, const float* ref, const float*
 FieldStats compare_field(const std::string& name, const double* ref, const double* x,
                          std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0,
                          double level_floor = 0.0);
-// The figure from per-level sums (used by the MPI driver after reducing sums over ranks).
+// The figure from per-level means (used by the MPI driver after reducing sums over ranks).
+// With `mabs` (per-level means of |ref|) and cancel > 0, levels whose mean is a cancellation,
+// |mref| < cancel * mean|ref| (e.g. an advection tendency, a flux divergence whose level
+// mean is near zero), are skipped too: there a rounding of the cells is amplified by
+// 1/cancel and the figure measures cancellation, not agreement.
 void plmv_from_means(const std::vector<double>& mref, const std::vector<double>& m,
-                     double level_floor, FieldStats& s);
+                     double level_floor, FieldStats& s, const std::vector<double>* mabs = nullptr,
+                     double cancel = 0.0);
 
 }  // namespace wrfgpu
