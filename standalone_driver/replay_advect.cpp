@@ -59,6 +59,8 @@ class AdvectReplay : public Replay {
     o.off_j = off_j_;
     // A tendency's level mean is a flux divergence, often a cancellation to near zero.
     o.level_cancel = 1e-4;
+    // ... and levels where the tracer is nearly absent (below 1e-6 of its largest level).
+    o.level_floor = -1e-6;
     o.data.resize((std::size_t)cap_.nspec * nj_ * nk_ * ni_);
     std::size_t n = 0;
     for (int s = 0; s < cap_.nspec; ++s)

@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
                     cd.label.c_str(), cd.pattern.c_str(), data.c_str());
         continue;
       }
+      try {
       std::string file = cap;
       if (cd.ni > 0) {
         file = work + "/" + cd.kernel + "_" + std::to_string(cd.ni) + "x" + std::to_string(cd.nj) + "x" +
@@ -167,6 +168,11 @@ int main(int argc, char** argv) {
         }
         Row row{cd.kernel, cd.label, to_string(b), median(ts), rp->work(), n};
         rows.push_back(row);
+      }
+      } catch (const std::exception& e) {
+        // One case that cannot run does not hide the others.
+        std::printf("\n[%s %s] FAILED: %s\n", cd.kernel.c_str(), cd.label.c_str(), e.what());
+        status = 1;
       }
     }
 

@@ -1,5 +1,6 @@
 // verify.cpp - per-level mean variance and per-cell errors (see verify.h).
 #include "verify.h"
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -8,6 +9,12 @@ namespace wrfgpu {
 void plmv_from_means(const std::vector<double>& mref, const std::vector<double>& m,
                      double level_floor, FieldStats& s, const std::vector<double>* mabs,
                      double cancel) {
+  // A negative floor is relative: -f means f times the largest level mean of |ref|.
+  if (level_floor < 0 && mabs) {
+    double mx = 0;
+    for (double a : *mabs) mx = std::max(mx, a);
+    level_floor = -level_floor * mx;
+  }
   double acc = 0, acc_lit = 0;
   std::size_t n = 0, n_lit = 0;
   for (std::size_t k = 0; k < mref.size(); ++k) {

@@ -29,6 +29,8 @@ FieldStats compare_field(const std::string& name, const double* ref, const doubl
                          std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0,
                          double level_floor = 0.0);
 // The figure from per-level means (used by the MPI driver after reducing sums over ranks).
+// A negative level_floor is relative to the field: -f skips levels whose |mean| is below f
+// times the largest per-level mean of |ref| (a tracer nearly absent from that level).
 // With `mabs` (per-level means of |ref|) and cancel > 0, levels whose mean is a cancellation,
 // |mref| < cancel * mean|ref| (e.g. an advection tendency, a flux divergence whose level
 // mean is near zero), are skipped too: there a rounding of the cells is amplified by
