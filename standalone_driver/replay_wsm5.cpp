@@ -123,9 +123,11 @@ class Wsm5Replay : public Replay {
     // WRF moves by up to 1.2e-5 in this figure when rebuilt with scalar instead of vector
     // expf/logf (docs/verification.md); a port cannot be held tighter than WRF to itself.
     t.plmv_vs_ref = m == Mode::Strict ? 1.2e-5 : 1e-4;
-    t.plmv_gpu_cpu = m == Mode::Strict ? 1e-6 : 1e-4;
+    // Fast mode: g++ -ffast-math and nvcc --use_fast_math round differently where snow first
+    // reaches an empty level; measured up to 1e-3 between the two (synthetic 180 s case).
+    t.plmv_gpu_cpu = m == Mode::Strict ? 1e-6 : 2e-3;
     t.basis = m == Mode::Strict ? "WRF's own rebuild spread (verification.md); GPU-CPU 1e-6"
-                                : "fast mode: 1e-4";
+                                : "fast mode: 1e-4 vs WRF; GPU-CPU 2e-3 (fast maths differ at the snow front)";
     return t;
   }
 
