@@ -145,43 +145,26 @@ void field_extent(const std::vector<std::size_t>& s, std::size_t n, std::size_t&
 FieldStats reduced_stats(const std::string& name, const float* ref, const float* x, std::size_t ni,
                          std::size_t nk, std::size_t nj, double level_floor, double level_cancel,
                          std::vector<double>* mref_out, std::vector<double>* mx_out) {
-  std::vector<double> sums(3 * nk + 1, 0.0);  // per level: ref, ours, |ref|; then the cell count
-  double mx[2] = {0, 0};                      // max abs, max rel
-  long long nonfinite = 0;
-  for (std::size_t k = 0; k < nk; ++k)
-    for (std::size_t j = 0; j < nj; ++j)
-      for (std::size_t i = 0; i < ni; ++i) {
-        std::size_t c = i + ni * (k + nk * j);
-        double r = ref[c], v = x[c];
-        if (!std::isfinite(v)) { ++nonfinite; continue; }
-        sums[k] += r;
-        sums[nk + k] += v;
-        sums[2 * nk + k] += std::fabs(r);
-        double a = std::fabs(r - v);
-        mx[0] = std::max(mx[0], a);
-        if (r != 0) mx[1] = std::max(mx[1], a / std::fabs(r));
-      }
-  sums[3 * nk] = double(ni * nj);
+  LevelSums s = accumulate_levels(ref, x, ni, nk, nj);
+  // One buffer per reduction kind: per-level sums of ref, ours, |ref| and the column count.
+  std::vector<double> sums(3 * nk + 1);
+  std::copy(s.ref.begin(), s.ref.end(), sums.begin());
+  std::copy(s.x.begin(), s.x.end(), sums.begin() + nk);
+  std::copy(s.absref.begin(), s.absref.end(), sums.begin() + 2 * nk);
+  sums[3 * nk] = s.cols;
+  double mx[2] = {s.max_abs, s.max_rel};
+  long long nonfinite = (long long)s.nonfinite;
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), (int)sums.size(), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &nonfinite, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  FieldStats s;
-  s.name = name;
-  double cols = sums[3 * nk];
-  s.cells = (std::size_t)(cols * nk);
+  s.ref.assign(sums.begin(), sums.begin() + nk);
+  s.x.assign(sums.begin() + nk, sums.begin() + 2 * nk);
+  s.absref.assign(sums.begin() + 2 * nk, sums.begin() + 3 * nk);
+  s.cols = sums[3 * nk];
   s.max_abs = mx[0];
   s.max_rel = mx[1];
   s.nonfinite = (std::size_t)nonfinite;
-  std::vector<double> mr(nk), mo(nk), ma(nk);
-  for (std::size_t k = 0; k < nk; ++k) {
-    mr[k] = sums[k] / cols;
-    mo[k] = sums[nk + k] / cols;
-    ma[k] = sums[2 * nk + k] / cols;
-  }
-  plmv_from_means(mr, mo, level_floor, s, &ma, level_cancel);
-  if (mref_out) *mref_out = mr;
-  if (mx_out) *mx_out = mo;
-  return s;
+  return finish_stats(name, s, level_floor, level_cancel, mref_out, mx_out);
 }
 
 // The slab of a reference variable that matches an output field's patch.

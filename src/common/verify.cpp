@@ -34,22 +34,23 @@ void plmv_from_means(const std::vector<double>& mref, const std::vector<double>&
 }
 
 template <class T>
-static FieldStats compare_impl(const std::string& name, const T* ref, const T* x, std::size_t ni,
-                               std::size_t nk, std::size_t nj, double rel_floor, double level_floor) {
-  FieldStats s;
-  s.name = name;
-  s.cells = ni * nk * nj;
-  std::vector<double> mref(nk), mx(nk);
-  for (std::size_t k = 0; k < nk; ++k) {
-    // Level means in double, so the figure measures the data, not the summation.
-    double mr = 0, xm = 0;
+static LevelSums accumulate_impl(const T* ref, const T* x, std::size_t ni, std::size_t nk,
+                                 std::size_t nj, double rel_floor) {
+  LevelSums s;
+  s.ref.assign(nk, 0.0);
+  s.x.assign(nk, 0.0);
+  s.absref.assign(nk, 0.0);
+  s.cols = double(ni * nj);
+  // Level sums in double, so the figure measures the data, not the summation.
+  for (std::size_t k = 0; k < nk; ++k)
     for (std::size_t j = 0; j < nj; ++j)
       for (std::size_t i = 0; i < ni; ++i) {
         std::size_t c = i + ni * (k + nk * j);
         double r = ref[c], v = x[c];
         if (!std::isfinite(v)) { ++s.nonfinite; continue; }
-        mr += r;
-        xm += v;
+        s.ref[k] += r;
+        s.x[k] += v;
+        s.absref[k] += std::fabs(r);
         double a = std::fabs(r - v);
         if (a > s.max_abs) s.max_abs = a;
         if (std::fabs(r) > rel_floor && r != 0) {
@@ -57,21 +58,44 @@ static FieldStats compare_impl(const std::string& name, const T* ref, const T* x
           if (rel > s.max_rel) { s.max_rel = rel; s.worst_i = i; s.worst_k = k; s.worst_j = j; }
         }
       }
-    mref[k] = mr / double(ni * nj);
-    mx[k] = xm / double(ni * nj);
+  return s;
+}
+
+LevelSums accumulate_levels(const float* ref, const float* x, std::size_t ni, std::size_t nk,
+                            std::size_t nj, double rel_floor) {
+  return accumulate_impl(ref, x, ni, nk, nj, rel_floor);
+}
+
+FieldStats finish_stats(const std::string& name, const LevelSums& sums, double level_floor,
+                        double cancel, std::vector<double>* mref_out, std::vector<double>* mx_out) {
+  FieldStats s;
+  s.name = name;
+  std::size_t nk = sums.ref.size();
+  s.cells = (std::size_t)(sums.cols * nk);
+  s.max_abs = sums.max_abs;
+  s.max_rel = sums.max_rel;
+  s.nonfinite = sums.nonfinite;
+  s.worst_i = sums.worst_i; s.worst_k = sums.worst_k; s.worst_j = sums.worst_j;
+  std::vector<double> mr(nk), mx(nk), ma(nk);
+  for (std::size_t k = 0; k < nk; ++k) {
+    mr[k] = sums.ref[k] / sums.cols;
+    mx[k] = sums.x[k] / sums.cols;
+    ma[k] = sums.absref[k] / sums.cols;
   }
-  plmv_from_means(mref, mx, level_floor, s);
+  plmv_from_means(mr, mx, level_floor, s, &ma, cancel);
+  if (mref_out) *mref_out = mr;
+  if (mx_out) *mx_out = mx;
   return s;
 }
 
 FieldStats compare_field(const std::string& name, const float* ref, const float* x, std::size_t ni,
                          std::size_t nk, std::size_t nj, double rel_floor, double level_floor) {
-  return compare_impl(name, ref, x, ni, nk, nj, rel_floor, level_floor);
+  return finish_stats(name, accumulate_impl(ref, x, ni, nk, nj, rel_floor), level_floor);
 }
 FieldStats compare_field(const std::string& name, const double* ref, const double* x,
                          std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor,
                          double level_floor) {
-  return compare_impl(name, ref, x, ni, nk, nj, rel_floor, level_floor);
+  return finish_stats(name, accumulate_impl(ref, x, ni, nk, nj, rel_floor), level_floor);
 }
 
 }  // namespace wrfgpu

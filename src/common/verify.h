@@ -28,7 +28,22 @@ FieldStats compare_field(const std::string& name, const float* ref, const float*
 FieldStats compare_field(const std::string& name, const double* ref, const double* x,
                          std::size_t ni, std::size_t nk, std::size_t nj, double rel_floor = 0.0,
                          double level_floor = 0.0);
-// The figure from per-level means (used by the MPI driver after reducing sums over ranks).
+// The two halves of compare_field, for callers that add up sums over several patches (the
+// MPI driver reduces LevelSums over ranks between them).
+struct LevelSums {
+  std::vector<double> ref, x, absref;  // per level: sums of ref, x and |ref|
+  double cols = 0;                     // horizontal cells summed
+  double max_abs = 0, max_rel = 0;
+  std::size_t nonfinite = 0;
+  std::size_t worst_i = 0, worst_k = 0, worst_j = 0;
+};
+LevelSums accumulate_levels(const float* ref, const float* x, std::size_t ni, std::size_t nk,
+                            std::size_t nj, double rel_floor = 0.0);
+FieldStats finish_stats(const std::string& name, const LevelSums& sums, double level_floor = 0.0,
+                        double cancel = 0.0, std::vector<double>* mref = nullptr,
+                        std::vector<double>* mx = nullptr);
+
+// The figure from per-level means.
 // A negative level_floor is relative to the field: -f skips levels whose |mean| is below f
 // times the largest per-level mean of |ref| (a tracer nearly absent from that level).
 // With `mabs` (per-level means of |ref|) and cancel > 0, levels whose mean is a cancellation,
