@@ -35,6 +35,7 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
     throw InputError("make_large_case: sizes must be at least 1x1x2");
 
   NcFile out(out_path, true);
+  out.set_deflate(spec.deflate);
   for (auto& a : src.global_att_names()) out.copy_att(src, a);
   for (const char* e : {"ite", "ide"}) out.put_att_int(e, src.att_int(e) + di);
   for (const char* e : {"jte", "jde"}) out.put_att_int(e, src.att_int(e) + dj);

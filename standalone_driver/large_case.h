@@ -15,6 +15,7 @@ struct LargeCaseSpec {
                                     // tracers repeat the captured ones, perturbed
   double perturbation = 0.05;       // amplitude of the smooth perturbation of mixing ratios
   std::string case_name;            // default: <source case>_<ni>x<nj>x<nk>
+  bool deflate = true;              // compress the variables (false: faster to write and read)
 };
 
 void make_large_case(const std::string& in_path, const std::string& out_path, const LargeCaseSpec& spec);

@@ -4,7 +4,7 @@
 //
 //   wrfgpu_replay FILE... [--backend gpu|cpu|both|auto] [--mode strict|fast] [--repeat N]
 //                 [--report out.json] [--plot DIR] [--write-outputs FILE] [--device N]
-//                 [--max-plmv X] [--max-plmv-gpu-cpu X] [--version]
+//                 [--max-plmv X] [--max-plmv-gpu-cpu X] [--steps N] [--version]
 //
 // Exit status: 0 all files pass; 1 a threshold exceeded or the run failed; 2 bad input.
 #include <mpi.h>
@@ -33,7 +33,7 @@ struct Options {
   std::vector<std::string> files;
   Backend backend = Backend::Auto;
   Mode mode = Mode::Strict;
-  int repeat = 1, device = -1;
+  int repeat = 1, device = -1, steps = 1;
   std::string report, plot_dir, write_outputs;
   double max_plmv = -1, max_plmv_gc = -1;
   bool version = false, quiet = false;
@@ -43,9 +43,12 @@ void usage() {
   std::puts(
       "usage: wrfgpu_replay FILE... [--backend gpu|cpu|both|auto] [--mode strict|fast]\n"
       "                     [--repeat N] [--report out.json] [--plot DIR] [--write-outputs FILE]\n"
-      "                     [--device N] [--max-plmv X] [--max-plmv-gpu-cpu X] [--quiet] [--version]\n"
+      "                     [--device N] [--max-plmv X] [--max-plmv-gpu-cpu X] [--steps N]\n"
+      "                     [--quiet] [--version]\n"
       "Under mpirun each rank takes a patch of the captured tile (WRF-like 2-D decomposition) and\n"
       "the GPU of its node-local rank; the report is reduced over ranks.\n"
+      "--steps N (advection): N steps with frozen winds, halos exchanged with MPI between steps;\n"
+      "the result is the tracers after the last step (no WRF reference; GPU vs CPU is checked).\n"
       "Replays wrfgpu capture files (format 1) and compares with WRF's recorded outputs.\n"
       "Backend default: WRFGPU_BACKEND, else auto (the GPU when one is visible).\n"
       "Exit status: 0 pass, 1 threshold exceeded or run failed, 2 bad input.");
@@ -72,6 +75,10 @@ Options parse(int argc, char** argv) {
       double r = num(a, need(i));
       if (r < 1 || r != std::floor(r)) throw InputError("--repeat needs a whole number >= 1");
       o.repeat = (int)r;
+    } else if (a == "--steps") {
+      double r = num(a, need(i));
+      if (r < 1 || r != std::floor(r)) throw InputError("--steps needs a whole number >= 1");
+      o.steps = (int)r;
     } else if (a == "--report") o.report = need(i);
     else if (a == "--plot") o.plot_dir = need(i);
     else if (a == "--write-outputs") o.write_outputs = need(i);
@@ -124,6 +131,7 @@ PhaseTimes median_of(std::vector<PhaseTimes> v) {
   m.kernel_ms = med(&PhaseTimes::kernel_ms);
   m.d2h_ms = med(&PhaseTimes::d2h_ms);
   m.total_ms = med(&PhaseTimes::total_ms);
+  m.halo_ms = med(&PhaseTimes::halo_ms);
   return m;
 }
 
@@ -189,7 +197,8 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
   if (nranks > 1) {
     NcFile f(path);
     int ni = f.att_int("ite") - f.att_int("its") + 1, nj = f.att_int("jte") - f.att_int("jts") + 1;
-    if (f.att_string_or("kernel", "") == "advect_scalar_pd") {
+    const std::string k = f.att_string_or("kernel", "");
+    if (k == "advect_scalar_pd" || k == "advect_scalar") {
       // The stored ite/jte may be the staggered domain end; patches cover mass points.
       ni = std::min(f.att_int("ite"), f.att_int("ide") - 1) - f.att_int("its") + 1;
       nj = std::min(f.att_int("jte"), f.att_int("jde") - 1) - f.att_int("jts") + 1;
@@ -199,6 +208,8 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
   auto rp = open_replay(path, patch);
   double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.kernel = rp->kernel();
+  if (opt.steps > 1 && !rp->set_steps(opt.steps))
+    r.note = "--steps applies to positive-definite advection captures; this file is replayed once";
   r.summary = rp->summary();
   if (nranks > 1) r.summary += ", " + std::to_string(patch.px) + "x" + std::to_string(patch.py) + " patches";
   r.thr = rp->thresholds(opt.mode);
@@ -219,9 +230,9 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
       last = rp->run(b, opt.mode, t);
       t.read_ms = read_ms;
       // The slowest rank sets the time of a parallel call.
-      double v[5] = {t.read_ms, t.h2d_ms, t.kernel_ms, t.d2h_ms, t.total_ms};
-      MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      t = PhaseTimes{v[0], v[1], v[2], v[3], v[4]};
+      double v[6] = {t.read_ms, t.h2d_ms, t.kernel_ms, t.d2h_ms, t.total_ms, t.halo_ms};
+      MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      t = PhaseTimes{v[0], v[1], v[2], v[3], v[4], v[5]};
       times.push_back(t);
     }
     BackendRun br;
@@ -270,8 +281,10 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
 // Gathers every rank's patch of each output field into the full field on rank 0.
 void gather_outputs(std::vector<OutputField>& outs, const NcFile& f, int rank, int nranks) {
   for (auto& o : outs) {
-    if (o.ref_var.empty() || !f.has_var(o.ref_var)) continue;
-    std::vector<std::size_t> full = f.var_shape(o.ref_var);
+    std::vector<std::size_t> full;
+    if (!o.ref_var.empty() && f.has_var(o.ref_var)) full = f.var_shape(o.ref_var);
+    else if (!o.dims.empty()) for (auto& dn : o.dims) full.push_back(f.dim_len(dn));
+    else continue;
     std::size_t jd = full.size() == 2 ? 0 : full.size() - 3, id = full.size() - 1;
     if (nranks == 1 && o.shape == full) continue;
     if (rank != 0) {
@@ -320,10 +333,16 @@ void write_outputs(const std::string& in, const std::string& outpath,
   NcFile dst(outpath, true);
   dst.copy_from(src, skip);
   for (auto& o : outs) {
-    if (o.ref_var.empty() || !src.has_var(o.ref_var)) continue;
-    auto dims = src.var_dim_names(o.ref_var);
-    dst.def_var(o.ref_var, false, dims, src.att_string_or("units", "", o.ref_var),
-                src.att_string_or("description", "", o.ref_var));
+    if (o.ref_var.empty()) continue;
+    if (src.has_var(o.ref_var)) {
+      auto dims = src.var_dim_names(o.ref_var);
+      dst.def_var(o.ref_var, false, dims, src.att_string_or("units", "", o.ref_var),
+                  src.att_string_or("description", "", o.ref_var));
+    } else if (!o.dims.empty()) {
+      dst.def_var(o.ref_var, false, o.dims, "", o.name + " computed by wrfgpu_replay (no WRF counterpart)");
+    } else {
+      continue;
+    }
     dst.put_float(o.ref_var, o.data);
   }
   dst.put_att("source", "wrfgpu_replay " + std::string(WRFGPU_VERSION) + " (" + how + ")");

@@ -14,6 +14,7 @@ namespace wrfgpu {
 
 struct PhaseTimes {
   double read_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
+  double halo_ms = 0;  // MPI halo exchange between steps (multi-step runs)
 };
 
 // A rank's part of a captured tile: columns i0..i0+ni-1, j0..j0+nj-1 as 0-based offsets
@@ -39,6 +40,9 @@ struct OutputField {
   double level_floor = 0;           // level means below this count as zero levels (verify.h)
   double level_cancel = 0;          // skip levels whose mean is a cancellation (verify.h)
   std::size_t off_i = 0, off_j = 0; // the patch's offset within the capture's full field
+  // For an output with no counterpart in the capture (ref_var absent from the file): the
+  // NetCDF dimensions of the full field, so that it can still be gathered and written.
+  std::vector<std::string> dims;
 };
 
 // Work of one call, for rates: bytes across PCIe each way, the fewest bytes the kernels must
@@ -63,6 +67,8 @@ class Replay {
   virtual std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) = 0;
   virtual Thresholds thresholds(Mode m) const = 0;
   virtual WorkCounts work() const { return {}; }
+  // Multi-step replay (steps > 1): false when the kernel has none. Called before run().
+  virtual bool set_steps(int /*steps*/) { return false; }
 };
 
 using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&, const Patch&)>;

@@ -22,6 +22,7 @@ void print_file_result(const FileResult& r) {
     std::printf("   ERROR: %s\n", r.error.c_str());
     return;
   }
+  if (!r.note.empty()) std::printf("   note: %s\n", r.note.c_str());
   std::printf("   plmv(WRF): per-level mean variance, skipping levels with |WRF mean| <= the field's floor\n"
               "   or a mean that is a cancellation (|mean| < 1e-4 mean|value|, tendencies);\n"
               "   plmv(lit.): every level with a non-zero WRF mean (the literal definition)\n");
@@ -40,10 +41,15 @@ void print_file_result(const FileResult& r) {
   }
   std::printf("   %-6s %8s %9s %9s %9s %9s %9s  (ms, median of %d)\n", "backend", "read", "H2D",
               "kernel", "D2H", "total", "best", r.runs.empty() ? 0 : r.runs[0].repeats);
-  for (auto& b : r.runs)
-    std::printf("   %-6s %8.2f %9.3f %9.3f %9.3f %9.3f %9.3f\n", b.backend.c_str(), b.median.read_ms,
+  bool halo = false;
+  for (auto& b : r.runs) halo = halo || b.median.halo_ms > 0;
+  for (auto& b : r.runs) {
+    std::printf("   %-6s %8.2f %9.3f %9.3f %9.3f %9.3f %9.3f", b.backend.c_str(), b.median.read_ms,
                 b.median.h2d_ms, b.median.kernel_ms, b.median.d2h_ms, b.median.total_ms,
                 b.best.total_ms);
+    if (halo) std::printf("  (of which MPI halo exchange %.3f)", b.median.halo_ms);
+    std::printf("\n");
+  }
   std::printf("   result: %s\n", r.pass ? "PASS" : "FAIL");
 }
 
@@ -98,7 +104,7 @@ void write_json(const std::string& path, const std::vector<FileResult>& results,
       o << (i ? ", " : "") << "{\"backend\": " << jstr(b.backend) << ", \"repeats\": " << b.repeats
         << ", \"read\": " << jnum(b.median.read_ms) << ", \"h2d\": " << jnum(b.median.h2d_ms)
         << ", \"kernel\": " << jnum(b.median.kernel_ms) << ", \"d2h\": " << jnum(b.median.d2h_ms)
-        << ", \"total\": " << jnum(b.median.total_ms) << ", \"best_total\": " << jnum(b.best.total_ms)
+        << ", \"halo\": " << jnum(b.median.halo_ms) << ", \"total\": " << jnum(b.median.total_ms) << ", \"best_total\": " << jnum(b.best.total_ms)
         << "}";
     }
     o << "]}" << (n + 1 < results.size() ? "," : "") << "\n";

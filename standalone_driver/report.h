@@ -30,6 +30,7 @@ struct FileResult {
   std::vector<BackendRun> runs;
   bool pass = true;
   std::string error;     // non-empty when the file could not be replayed
+  std::string note;      // printed under the summary when non-empty
 };
 
 void print_file_result(const FileResult& r);

@@ -1,6 +1,6 @@
 // make_large_case - builds a large case (default CONUS 12 km: 425x300x35) from a capture.
 //   wrfgpu_make_large_case IN.nc OUT.nc [--size NIxNJxNK] [--nscalar N] [--case NAME]
-//                                       [--perturbation A]
+//                                       [--perturbation A] [--deflate 0|1]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   using namespace wrfgpu;
   try {
     if (argc < 3) {
-      std::puts("usage: wrfgpu_make_large_case IN.nc OUT.nc [--size 425x300x35] [--nscalar N] [--case NAME] [--perturbation A]");
+      std::puts("usage: wrfgpu_make_large_case IN.nc OUT.nc [--size 425x300x35] [--nscalar N] [--case NAME] [--perturbation A] [--deflate 0|1]");
       return 2;
     }
     LargeCaseSpec spec;
@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
       } else if (a == "--nscalar") spec.nscalar = std::atoi(v.c_str());
       else if (a == "--case") spec.case_name = v;
       else if (a == "--perturbation") spec.perturbation = std::atof(v.c_str());
+      else if (a == "--deflate") {
+        if (v != "0" && v != "1") throw InputError("--deflate '" + v + "': expected 0 or 1");
+        spec.deflate = v == "1";
+      }
       else throw InputError("unknown option '" + a + "'");
     }
     make_large_case(argv[1], argv[2], spec);

@@ -6,7 +6,7 @@
 namespace wrfgpu {
 namespace advection {
 
-AdvectCapture load_capture(const std::string& path) {
+AdvectCapture load_capture(const std::string& path, const CaptureWindow* window) {
   NcFile nc(path);
   AdvectCapture c;
   c.path = path;
@@ -27,6 +27,19 @@ AdvectCapture load_capture(const std::string& path) {
   d.kts = nc.att_int("kts"); d.kte = nc.att_int("kte");
   d.ims = nc.att_int("region_i0"); d.jms = nc.att_int("region_j0"); d.kms = nc.att_int("region_k0");
   d.ime = d.ims + (int)ni - 1; d.jme = d.jms + (int)nj - 1; d.kme = d.kms + (int)nk - 1;
+  // Offsets and counts of the part of the stored region that is read.
+  std::size_t oi = 0, oj = 0, ci = ni, cj = nj;
+  if (window) {
+    const CaptureWindow& w = *window;
+    if (w.i0 < d.ims || w.i1 > d.ime || w.j0 < d.jms || w.j1 > d.jme || w.i0 > w.i1 || w.j0 > w.j1)
+      throw InputError(path + ": requested window i " + std::to_string(w.i0) + ".." + std::to_string(w.i1) +
+                       ", j " + std::to_string(w.j0) + ".." + std::to_string(w.j1) +
+                       " is not inside the stored region i " + std::to_string(d.ims) + ".." +
+                       std::to_string(d.ime) + ", j " + std::to_string(d.jms) + ".." + std::to_string(d.jme));
+    oi = (std::size_t)(w.i0 - d.ims); oj = (std::size_t)(w.j0 - d.jms);
+    ci = (std::size_t)(w.i1 - w.i0 + 1); cj = (std::size_t)(w.j1 - w.j0 + 1);
+    d.ims = w.i0; d.ime = w.i1; d.jms = w.j0; d.jme = w.j1;
+  }
   if (nc.att_int_or("real_kind", 4) != 4) throw InputError(path + ": real_kind != 4 (only single precision WRF)");
   AdvectFlags& f = c.flags;
   f.h_order = nc.att_int("h_sca_adv_order");
@@ -41,21 +54,32 @@ AdvectCapture load_capture(const std::string& path) {
   c.dt = (float)nc.att_double_or("dt_rk", nc.att_double("dt"));
   c.time_step = nc.att_int_or("time_step", 1);
   c.tenddec = nc.att_int_or("tenddec", 0) != 0;
-  const std::vector<std::size_t> s4 = {ns, nj, nk, ni}, s3 = {nj, nk, ni}, s2 = {nj, ni}, s1 = {nk};
-  c.field = nc.read_float("field", s4);
-  c.field_old = nc.read_float("field_old", s4);
-  c.ru = nc.read_float("ru", s3); c.rv = nc.read_float("rv", s3); c.rom = nc.read_float("rom", s3);
-  c.mut = nc.read_float("mut", s2);
-  c.mub = nc.has_var("mub") ? nc.read_float("mub", s2) : std::vector<float>(nj * ni, 0.f);
-  c.mu_old = nc.has_var("mu_old") ? nc.read_float("mu_old", s2) : std::vector<float>(nj * ni, 0.f);
-  c.msftx = nc.read_float("msftx", s2); c.msfty = nc.read_float("msfty", s2);
+  // Every 2-D to 4-D variable is (..., south_north, [bottom_top_stag,] west_east) over the
+  // stored region; read the window's part of each.
+  auto rd = [&](const char* name, std::size_t lead, bool has_k) {
+    std::vector<std::size_t> full, start, count;
+    if (lead) { full.push_back(ns); start.push_back(0); count.push_back(ns); }
+    full.push_back(nj); start.push_back(oj); count.push_back(cj);
+    if (has_k) { full.push_back(nk); start.push_back(0); count.push_back(nk); }
+    full.push_back(ni); start.push_back(oi); count.push_back(ci);
+    nc.check_shape(name, full);  // names the variable and its dimensions if wrong
+    return nc.read_float_slab(name, start, count);
+  };
+  const std::vector<std::size_t> s1 = {nk};
+  c.field = rd("field", 1, true);
+  c.field_old = rd("field_old", 1, true);
+  c.ru = rd("ru", 0, true); c.rv = rd("rv", 0, true); c.rom = rd("rom", 0, true);
+  c.mut = rd("mut", 0, false);
+  c.mub = nc.has_var("mub") ? rd("mub", 0, false) : std::vector<float>(cj * ci, 0.f);
+  c.mu_old = nc.has_var("mu_old") ? rd("mu_old", 0, false) : std::vector<float>(cj * ci, 0.f);
+  c.msftx = rd("msftx", 0, false); c.msfty = rd("msfty", 0, false);
   c.c1 = nc.read_float("c1", s1); c.c2 = nc.read_float("c2", s1);
   c.fzm = nc.read_float("fzm", s1); c.fzp = nc.read_float("fzp", s1); c.rdzw = nc.read_float("rdzw", s1);
   // WRF's output is absent from cases made by tools/make_large_case (their reference is the
   // CPU backend).
-  if (nc.has_var("tendency_out")) c.tendency_ref = nc.read_float("tendency_out", s4);
-  if (nc.has_var("h_tendency_out")) c.h_ref = nc.read_float("h_tendency_out", s4);
-  if (nc.has_var("z_tendency_out")) c.z_ref = nc.read_float("z_tendency_out", s4);
+  if (nc.has_var("tendency_out")) c.tendency_ref = rd("tendency_out", 1, true);
+  if (nc.has_var("h_tendency_out")) c.h_ref = rd("h_tendency_out", 1, true);
+  if (nc.has_var("z_tendency_out")) c.z_ref = rd("z_tendency_out", 1, true);
   return c;
 }
 

@@ -44,8 +44,16 @@ inline AdvectInputs AdvectCapture::inputs(float* tendency, float* h, float* z) c
 }
 
 
+// A sub-box of the stored region, in WRF's global i/j indices (inclusive), e.g. an MPI
+// patch plus the halo it needs. Dimensions other than west_east/south_north are read whole.
+struct CaptureWindow {
+  int i0, i1, j0, j1;
+};
+
 // Throws InputError naming the file and the missing/ill-shaped variable or attribute.
-AdvectCapture load_capture(const std::string& path);
+// With `window`, only that part of the region is read (hyperslabs) and becomes the memory
+// extent ims..ime, jms..jme of the result; the tile bounds stay as stored.
+AdvectCapture load_capture(const std::string& path, const CaptureWindow* window = nullptr);
 
 }  // namespace advection
 }  // namespace wrfgpu

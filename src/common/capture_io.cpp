@@ -93,7 +93,7 @@ std::size_t NcFile::dim_len(const std::string& dim) const {
 }
 
 template <class T>
-static void check_shape(const std::string& path, const std::string& name,
+static void check_var_shape(const std::string& path, const std::string& name,
                         const std::vector<std::size_t>& got, const std::vector<std::size_t>& expect) {
   if (!expect.empty() && got != expect)
     throw InputError(path + ": variable '" + name + "' has dimensions " + shape_str(got) +
@@ -103,12 +103,16 @@ static void check_shape(const std::string& path, const std::string& name,
 std::vector<float> NcFile::read_float(const std::string& name,
                                       const std::vector<std::size_t>& expect) const {
   auto s = var_shape(name);
-  check_shape<float>(path_, name, s, expect);
+  check_var_shape<float>(path_, name, s, expect);
   std::size_t n = 1;
   for (auto d : s) n *= d;
   std::vector<float> v(n);
   NC_TRY(nc_get_var_float(ncid_, varid(name), v.data()), "reading variable '" + name + "'");
   return v;
+}
+
+void NcFile::check_shape(const std::string& name, const std::vector<std::size_t>& expect) const {
+  check_var_shape<float>(path_, name, var_shape(name), expect);
 }
 
 std::vector<float> NcFile::read_float_slab(const std::string& name,
@@ -134,7 +138,7 @@ std::vector<float> NcFile::read_float_slab(const std::string& name,
 std::vector<double> NcFile::read_double(const std::string& name,
                                         const std::vector<std::size_t>& expect) const {
   auto s = var_shape(name);
-  check_shape<double>(path_, name, s, expect);
+  check_var_shape<double>(path_, name, s, expect);
   std::size_t n = 1;
   for (auto d : s) n *= d;
   std::vector<double> v(n);
@@ -273,7 +277,7 @@ void NcFile::def_var(const std::string& name, bool is_double, const std::vector<
   NC_TRY(nc_def_var(ncid_, name.c_str(), is_double ? NC_DOUBLE : NC_FLOAT, (int)ids.size(),
                     ids.data(), &vid),
          "defining variable '" + name + "'");
-  if (compress && !ids.empty())
+  if (compress && deflate_ && !ids.empty())
     NC_TRY(nc_def_var_deflate(ncid_, vid, 1, 1, 4), "compressing variable '" + name + "'");
   put_att("units", units, name);
   put_att("description", description, name);
@@ -328,7 +332,7 @@ void NcFile::copy_from(const NcFile& src, const std::vector<std::string>& skip) 
     }
     int vid;
     NC_TRY(nc_def_var(ncid_, v.c_str(), t, nd, ids.data(), &vid), "defining '" + v + "'");
-    if (nd > 0) NC_TRY(nc_def_var_deflate(ncid_, vid, 1, 1, 4), "compressing '" + v + "'");
+    if (nd > 0 && deflate_) NC_TRY(nc_def_var_deflate(ncid_, vid, 1, 1, 4), "compressing '" + v + "'");
     for (int a = 0; a < natts; ++a) {
       char name[NC_MAX_NAME + 1];
       NC_TRY(nc_inq_attname(src.ncid_, sid, a, name), "copying attributes of '" + v + "'");

@@ -30,6 +30,8 @@ class NcFile {
                                 const std::vector<std::size_t>& expect = {}) const;
   std::vector<double> read_double(const std::string& name,
                                   const std::vector<std::size_t>& expect = {}) const;
+  // InputError naming the variable when it is missing or its shape is not `expect`.
+  void check_shape(const std::string& name, const std::vector<std::size_t>& expect) const;
   // Hyperslab read: `start`/`count` per dimension, NetCDF order.
   std::vector<float> read_float_slab(const std::string& name, const std::vector<std::size_t>& start,
                                      const std::vector<std::size_t>& count) const;
@@ -62,11 +64,16 @@ class NcFile {
   // Copies one attribute (global when var == "") from another file.
   void copy_att(const NcFile& src, const std::string& name, const std::string& var = "");
   int ncid() const { return ncid_; }
+  // Variables defined after this call are (not) compressed; default: deflate level 4 with
+  // shuffle. Large generated cases are written uncompressed, which is much faster to write
+  // and to read back in hyperslabs.
+  void set_deflate(bool on) { deflate_ = on; }
 
  private:
   int varid(const std::string& name) const;
   std::string path_;
   int ncid_ = -1;
+  bool deflate_ = true;
   bool write_ = false;
 };
 
