@@ -120,8 +120,9 @@ class AdvectReplay : public Replay {
     std::vector<float> tend((std::size_t)cap_.nspec * d.size3(), 0.f);
     const auto t0 = std::chrono::steady_clock::now();
     for (int step = 1; step <= steps_; ++step) {
-      std::fill(tend.begin(), tend.end(), 0.f);
+      // The scheme writes every tile value of the tendency (accumulate = false): no zeroing.
       advection::AdvectInputs in = cap_.inputs(tend.data());
+      if (step > 1) in.field = in.field_old;  // after an update, scalar = scalar_old
       advection::AdvectTimings tm;
       if (cap_.pd) advection::run_pd(b, m, in, &tm);
       else advection::run_unlimited(b, m, in, &tm);
@@ -130,7 +131,6 @@ class AdvectReplay : public Replay {
       update(tend);
       const auto th = std::chrono::steady_clock::now();
       halo_->exchange(cap_.field_old.data(), cap_.nspec, d.size3(), nk_);
-      cap_.field = cap_.field_old;
       t.halo_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - th).count();
     }
     t.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -139,13 +139,13 @@ class AdvectReplay : public Replay {
     o.off_i = off_i_;
     o.off_j = off_j_;
     o.shape = {(std::size_t)cap_.nspec, nj_, nk_, ni_};
+    o.dims = {"scalar", "south_north", "bottom_top_stag", "west_east"};  // when the file has no ref_var
     o.data.resize((std::size_t)cap_.nspec * nj_ * nk_ * ni_);
     const std::vector<float>& src = steps_ > 1 ? cap_.field_old : tend;
     if (steps_ > 1) {
       // The tracers after the last step, on this patch (no WRF counterpart).
       o.name = "scalar";
       o.ref_var = "field_after_steps";
-      o.dims = {"scalar", "south_north", "bottom_top_stag", "west_east"};
       o.level_floor = -1e-6;
     } else {
       // The tendency on this tile (mass points), in capture order (scalar, j, k, i).
@@ -197,6 +197,7 @@ class AdvectReplay : public Replay {
     const WrfDims& d = cap_.d;
     const int ie = std::min(d.ite, d.ide - 1), je = std::min(d.jte, d.jde - 1);
     const int ke = std::min(d.kte, d.kde - 1);
+#pragma omp parallel for collapse(2) schedule(static)
     for (int s = 0; s < cap_.nspec; ++s)
       for (int j = d.jts; j <= je; ++j)
         for (int k = d.kts; k <= ke; ++k)

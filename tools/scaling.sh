@@ -9,9 +9,11 @@
 # $WORK, default /tmp/wrfgpu_scaling) and reused. Strong scaling: one size for every rank
 # count. Weak scaling: the size grows with the rank count (south_north x ranks), so each rank
 # keeps the same number of columns. Advection runs 3 steps with MPI halo exchange between
-# steps (--steps 3). Times are medians of --repeat 3 (the slowest rank of each call).
+# steps (--steps 3). Times are medians of --repeat $REPEAT (default 3 on GPUs, 1 on CPUs) of the
+# slowest rank of each call.
 # Prints one markdown table per (kernel, kind) and writes OUTDIR/scaling.md; logs in OUTDIR.
-# Uses $WRFGPU_BUNDLE (tools/bundle_binaries.sh) when set, else this build.
+# Uses $WRFGPU_BUNDLE (tools/bundle_binaries.sh) when set, else this build. ONLY="wsm5 adv chem"
+# (default all) picks the kernels.
 kind=${1:?usage: scaling.sh gpu|cpu OUTDIR [RANKS]}
 out=${2:?usage: scaling.sh gpu|cpu OUTDIR [RANKS]}
 ranks=${3:-"1 2 4"}
@@ -26,8 +28,8 @@ mkdir -p "$work"
 drv="$B/bin/wrfgpu_replay"
 mk="$B/bin/wrfgpu_make_large_case"
 case $kind in
-  gpu) backend=gpu; export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}; bind="--bind-to none" ;;
-  cpu) backend=cpu; export OMP_NUM_THREADS=1; bind="--bind-to core" ;;
+  gpu) backend=gpu; export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}; bind="--bind-to none"; repeat=${REPEAT:-3} ;;
+  cpu) backend=cpu; export OMP_NUM_THREADS=1; bind="--bind-to core"; repeat=${REPEAT:-1} ;;
   *) echo "scaling.sh: first argument is gpu or cpu" >&2; exit 2 ;;
 esac
 
@@ -56,14 +58,16 @@ if [ -n "$SMOKE" ]; then
   wsm5_strong=40x30x20; adv_strong=40x30x20; chem_strong=20x10x20; wsm5_row=40; wsm5_per=8; chem_row=20; chem_per=4
   work="$work/smoke"; mkdir -p "$work"
 fi
+only=${ONLY:-wsm5 adv chem}
+want() { case " $only " in *" $1 "*) return 0 ;; esac; return 1; }
 t0=$(date +%s)
-make_case wsm5_$wsm5_strong $W $wsm5_strong || exit 1
-make_case adv${adv_n}_$adv_strong $A $adv_strong $adv_n || exit 1
-make_case chem_$chem_strong $C $chem_strong || exit 1
+want wsm5 && { make_case wsm5_$wsm5_strong $W $wsm5_strong || exit 1; }
+want adv && { make_case adv${adv_n}_$adv_strong $A $adv_strong $adv_n || exit 1; }
+want chem && { make_case chem_$chem_strong $C $chem_strong || exit 1; }
 for n in $ranks; do
-  make_case wsm5_${wsm5_row}x$((wsm5_per * n))x35 $W ${wsm5_row}x$((wsm5_per * n))x35 || exit 1
-  make_case adv${adv_n}_${wsm5_row}x$((wsm5_per * n))x35 $A ${wsm5_row}x$((wsm5_per * n))x35 $adv_n || exit 1
-  make_case chem_${chem_row}x$((chem_per * n))x35 $C ${chem_row}x$((chem_per * n))x35 || exit 1
+  want wsm5 && { make_case wsm5_${wsm5_row}x$((wsm5_per * n))x35 $W ${wsm5_row}x$((wsm5_per * n))x35 || exit 1; }
+  want adv && { make_case adv${adv_n}_${wsm5_row}x$((wsm5_per * n))x35 $A ${wsm5_row}x$((wsm5_per * n))x35 $adv_n || exit 1; }
+  want chem && { make_case chem_${chem_row}x$((chem_per * n))x35 $C ${chem_row}x$((chem_per * n))x35 || exit 1; }
 done
 echo "cases made in $(( $(date +%s) - t0 )) s (in $work)"
 
@@ -72,7 +76,7 @@ run() {
   name=$1; np=$2; file=$3; shift 3
   log="$out/$name.np$np.log"
   b=$bind; [ "$np" -gt "$(nproc)" ] && b="--bind-to none"  # more ranks than cores: no binding
-  timeout 580 mpirun --oversubscribe $b -np "$np" "$drv" "$file" --backend $backend --repeat 3 --quiet "$@" > "$log" 2>&1
+  timeout 580 mpirun --oversubscribe $b -np "$np" "$drv" "$file" --backend $backend --repeat $repeat --quiet "$@" > "$log" 2>&1
   rc=$?
   line=$(grep -E "^   $backend " "$log" | tail -1)
   if [ $rc -ne 0 ] && [ $rc -ne 1 ] || [ -z "$line" ]; then echo "FAILED(rc=$rc)"; tail -3 "$log" >&2; return; fi
@@ -113,11 +117,13 @@ w_chem() { echo chem_${chem_row}x$(($chem_per * $1))x35; }
   echo "## $kind scaling ($backend backend, ranks: $ranks; $(hostname); $(date -u +%Y-%m-%dT%H:%MZ))"
   [ $kind = gpu ] && nvidia-smi -L
   [ $kind = cpu ] && echo "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), OMP_NUM_THREADS=1, --bind-to core"
-  table "WSM5, strong ($wsm5_strong)" wsm5_strong s_wsm5
-  table "WSM5, weak (${wsm5_row}x${wsm5_per}x35 per rank)" wsm5_weak w_wsm5
-  table "PD advection, $adv_n tracers, 3 steps with halo exchange, strong ($adv_strong)" adv_strong s_adv --steps 3
-  table "PD advection, $adv_n tracers, 3 steps, weak (${wsm5_row}x${wsm5_per}x35 per rank)" adv_weak w_adv --steps 3
-  table "RADM2SORG, strong ($chem_strong)" chem_strong s_chem
-  table "RADM2SORG, weak (${chem_row}x${chem_per}x35 per rank)" chem_weak w_chem
+  want wsm5 && table "WSM5, strong ($wsm5_strong)" wsm5_strong s_wsm5
+  want wsm5 && table "WSM5, weak (${wsm5_row}x${wsm5_per}x35 per rank)" wsm5_weak w_wsm5
+  want adv && table "PD advection, $adv_n tracers, 3 steps with halo exchange, strong ($adv_strong)" adv_strong s_adv --steps 3
+  want adv && table "PD advection, $adv_n tracers, 3 steps, weak (${wsm5_row}x${wsm5_per}x35 per rank)" adv_weak w_adv --steps 3
+  want chem && table "RADM2SORG, strong ($chem_strong)" chem_strong s_chem
+  want chem && table "RADM2SORG, weak (${chem_row}x${chem_per}x35 per rank)" chem_weak w_chem
 } | tee "$out/scaling.md"
 echo "total $(( $(date +%s) - t0 )) s"
+# One archive of every log (some machines return only a few files).
+tar -C "$out" -czf "$out/../$(basename "$out")_logs.tgz" --exclude '*.tgz' . 2>/dev/null

@@ -90,7 +90,13 @@ while read -r name path; do
     libcuda.so*|libnvidia-*) continue ;;   # the driver of the target machine
   esac
   [ -f "$path" ] || continue
-  cp -L "$path" "$STAGE/lib/$name"
+  case "$name" in
+    # MPI (dmpar builds): used only where the target machine lacks them (run.sh decides), so
+    # that a machine's own Open MPI, which matches its mpirun, is preferred.
+    libmpi*|libopen-pal*|libopen-rte*|libpmix*|libhwloc*|libevent*|libfabric*|libucp*|libucs*|libuct*|libucm*|libpsm*|libibverbs*|librdmacm*|libnl-*|libmunge*)
+      mkdir -p "$STAGE/lib/mpi"; cp -L "$path" "$STAGE/lib/mpi/$name" ;;
+    *) cp -L "$path" "$STAGE/lib/$name" ;;
+  esac
   n_lib=$((n_lib + 1))
 done < <(ldd "$EXE" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
 echo "wrf.exe: $(du -h "$EXE" | cut -f1), $n_lib shared libraries ($(du -sh "$STAGE/lib" | cut -f1))"
@@ -235,6 +241,7 @@ cat > "$OUT/run.sh" <<EOF
 # Runs this bundle's wrf.exe once per backend: ./run.sh [BACKEND...]   (default: $BACKENDS)
 # BACKEND is a value of WRFGPU_BACKEND (gpu, cpu, auto). Each run goes to out_<BACKEND>/;
 # the wall time of each is printed, then each output is compared with ref/ (if carried).
+# NP=N (a dmpar wrf.exe): mpirun -np N, outputs in out_<BACKEND>_npN[_TAG]/ (TAG from the environment).
 set -uo pipefail
 HERE=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
 DEFAULT_BACKENDS="$BACKENDS"
@@ -247,6 +254,16 @@ if [ ! -x "$HERE/wrf.exe" ]; then
   xz -dc payload.tar.xz | tar -xf - || exit 1
 fi
 export LD_LIBRARY_PATH="$HERE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# MPI libraries this machine lacks come from lib/mpi (linked into lib/); the machine's own
+# Open MPI is used where it has one.
+if [ -d "$HERE/lib/mpi" ]; then
+  for m in $(ldd "$HERE/wrf.exe" | awk '$3 == "not" {print $1}'); do
+    [ -f "$HERE/lib/mpi/$m" ] && ln -sf "mpi/$m" "$HERE/lib/$m" && echo "using the bundled $m"
+  done
+fi
+# NP > 1: run with mpirun -np NP (a dmpar wrf.exe); TAG: a suffix for the output directories.
+NP=${NP:-1}
+TAG=${TAG:-}
 ulimit -s unlimited 2>/dev/null || true
 BACKENDS=("$@"); [ ${#BACKENDS[@]} -gt 0 ] || read -r -a BACKENDS <<< "$DEFAULT_BACKENDS"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/GPU: /'
@@ -254,11 +271,20 @@ echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset} (threads of libwrfgpu's CPU back
 SUMMARY=()
 for be in "${BACKENDS[@]}"; do
   d="$HERE/out_$be"
+  [ "$NP" -gt 1 ] && d="${d}_np$NP"
+  [ -n "$TAG" ] && d="${d}_$TAG"
   rm -rf "$d"; mkdir -p "$d"
   for f in "$HERE"/input/*; do ln -s "$f" "$d/"; done
   echo "== WRFGPU_BACKEND=$be: running wrf.exe in $d"
   t0=$(date +%s.%N)
-  ( cd "$d" && WRFGPU_BACKEND=$be "$HERE/wrf.exe" > wrf.log 2>&1 )
+  if [ "$NP" -gt 1 ]; then
+    xs=(-x WRFGPU_BACKEND -x LD_LIBRARY_PATH)
+    for v in CUDA_VISIBLE_DEVICES OMP_NUM_THREADS WRFGPU_QUIET; do [ -n "${!v:-}" ] && xs+=(-x "$v"); done
+    ( cd "$d" && WRFGPU_BACKEND=$be mpirun --allow-run-as-root --oversubscribe "${xs[@]}" \
+        -np "$NP" "$HERE/wrf.exe" > wrf.log 2>&1 )
+  else
+    ( cd "$d" && WRFGPU_BACKEND=$be "$HERE/wrf.exe" > wrf.log 2>&1 )
+  fi
   rc=$?
   t1=$(date +%s.%N)
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
@@ -271,10 +297,11 @@ echo; echo "== summary"; printf '%s\n' "${SUMMARY[@]}"
 if [ -d "$HERE/ref" ]; then
   ref=$(ls "$HERE"/ref/wrfout_* 2>/dev/null | head -1)
   for be in "${BACKENDS[@]}"; do
-    out=$(ls "$HERE/out_$be"/wrfout_* 2>/dev/null | head -1)
+    od="$HERE/out_$be"; [ "$NP" -gt 1 ] && od="${od}_np$NP"; [ -n "$TAG" ] && od="${od}_$TAG"
+    out=$(ls "$od"/wrfout_* 2>/dev/null | head -1)
     [ -n "$ref" ] && [ -n "$out" ] || continue
-    echo; echo "== out_$be vs ref ($(basename "$ref"))"
-    python3 "$HERE/compare_wrfout.py" "$ref" "$out" --json "$HERE/out_$be/compare.json"
+    echo; echo "== $(basename "$od") vs ref ($(basename "$ref"))"
+    python3 "$HERE/compare_wrfout.py" "$ref" "$out" --json "$od/compare.json"
   done
 fi
 EOF
