@@ -332,6 +332,14 @@ TEST(Wsm5Radar, CpuBackendAgainstWrf) {
 }
 
 // ----------------------------------------------------------------------------- GPU
+// The GPU's reflectivity against the CPU's refl10cm_column on the GPU's own updated state
+// (its th, qv, qr, qs): that isolates the reflectivity from the microphysics, whose GPU and
+// CPU results differ slightly (CUDA's expf/logf/powf are not glibc's). Expected difference:
+// the device's pow/exp/log10/hypot/log1p/atan2 (double, <= 2 ulp) rounded into a float dBZ,
+// i.e. a float ulp or so (4e-6 dBZ at 60 dBZ) in strict mode; fast mode adds nvcc's
+// approximate float expf/division in N0_s, rho (a few float ulps, ~1e-5 dBZ). The bounds
+// below (1e-5 / 1e-4 dBZ) come from that analysis: not yet measured on a GPU.
+// The end-to-end GPU-vs-CPU and GPU-vs-WRF figures are printed.
 TEST(Wsm5Radar, GpuMatchesCpu) {
   WRFGPU_REQUIRE_GPU();
   if (!have_refl_data()) GTEST_SKIP() << "no " << kRefl;
@@ -345,16 +353,30 @@ TEST(Wsm5Radar, GpuMatchesCpu) {
       o.gpu_slabs = slabs;
       o.gpu_streams = 2;
       const Result gpu = run_case(k, Backend::Gpu, m, true, true, o);
-      const Diff d = diff_refl(gpu.out.at("refl_10cm"), cpu.out.at("refl_10cm"));
-      const Diff w = diff_refl(gpu.out.at("refl_10cm"), wrf);
-      std::printf("%s, %d slabs: GPU vs CPU refl %zu cells differ, max %.3e dBZ; GPU vs WRF max %.3e\n",
-                  to_string(m), slabs, d.n, d.max_abs, w.max_abs);
-      EXPECT_LE(d.max_abs, m == Mode::Strict ? 1e9 : 1e9) << to_string(m);
-      EXPECT_EQ(d.floor_mismatch, 0u);
+      const auto& g = gpu.out.at("refl_10cm");
+      const auto same_state = refl_of(k.c, k.ni, k.nk, k.nj, gpu.out.at("th"), k.in.at("pii"),
+                                      k.in.at("p"), gpu.out.at("qv"), gpu.out.at("qr"),
+                                      gpu.out.at("qs"));
+      const Diff iso = diff_refl(g, same_state);
+      const Diff d = diff_refl(g, cpu.out.at("refl_10cm"));
+      const Diff w = diff_refl(g, wrf);
+      std::printf("%s, %d slabs: GPU refl vs CPU refl10cm on the GPU's state: %zu cells differ, "
+                  "max %.3e dBZ; end to end vs CPU: %zu cells, max %.3e, %zu at the floor; "
+                  "vs WRF max %.3e dBZ\n",
+                  to_string(m), slabs, iso.n, iso.max_abs, d.n, d.max_abs, d.floor_mismatch,
+                  w.max_abs);
+      EXPECT_LE(iso.max_abs, m == Mode::Strict ? 1e-5 : 1e-4) << to_string(m);
+      EXPECT_EQ(iso.floor_mismatch, 0u);
+      for (float x : g) ASSERT_TRUE(std::isfinite(x) && x >= -35.f) << x;
       // the other outputs are unchanged by asking for reflectivity
       const Result plain = run_case(k, Backend::Gpu, m, true, false, o);
       for (const char* n : {"th", "qv", "qr", "qs", "re_snow"})
         EXPECT_EQ(bit_differences(plain.out.at(n), gpu.out.at(n)), 0u) << n;
+      const Result again = run_case(k, Backend::Gpu, m, true, true, o);  // buffers warm
+      EXPECT_EQ(bit_differences(again.out.at("refl_10cm"), g), 0u);     // deterministic
+      std::printf("  kernel time %.3f ms with refl_10cm, %.3f ms without (D2H %.3f / %.3f ms)\n",
+                  again.timing.kernel_ms, plain.timing.kernel_ms, again.timing.d2h_ms,
+                  plain.timing.d2h_ms);
     }
   }
 }
