@@ -14,8 +14,9 @@
 ! Backend: the GPU by default; environment WRFGPU_BACKEND=cpu|gpu|auto|both, or
 ! wrfgpu_wsm5_backend('cpu'), overrides. Numerical mode: WRFGPU_MODE=strict|fast.
 ! Errors stop the run with one line "wrfgpu: ..." (exit status 2 for bad input, else 1).
-! refl_10cm (diagflag with do_radar_ref=1) is not yet ported: such a call stops with a
-! message; run with do_radar_ref=0.
+! refl_10cm is computed when diagflag and do_radar_ref=1, as WRF's wsm5 does: WRF's
+! refl10cm_wsm5 (module_mp_radar tables from radar_init) on the updated column, on the same
+! backend as the microphysics.
 !-------------------------------------------------------------------------------
 module module_wrfgpu_wsm5
   use iso_c_binding, only: c_float, c_int, c_char

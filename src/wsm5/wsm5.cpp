@@ -18,12 +18,6 @@
 namespace wrfgpu {
 namespace wsm5 {
 
-const RadarTables& radar_tables(const Constants&) {
-  throw RuntimeError(
-      "wsm5: refl_10cm (diagflag with do_radar_ref=1) is not yet implemented in wrfgpu; "
-      "set do_radar_ref = 0 in the namelist, or leave refl_10cm unset");
-}
-
 namespace {
 
 std::string ijk(int i, int k, int j) {
@@ -126,7 +120,11 @@ std::size_t gpu_bytes_needed(const WrfDims& d, const Options& opt) {
   const std::size_t fields3 = 10 + 4;  // inputs/outputs + re_* + refl
   const int streams = opt.gpu_streams > 0 ? opt.gpu_streams : 1;
   const std::size_t scratch = (std::size_t)kScratchArrays * (nk + 1) * cols;  // upper bound
-  return sizeof(float) * (cells * fields3 + cols * 5 + scratch) + (std::size_t)streams * 0;
+  // refl10cm work arrays (doubles), only when reflectivity is asked; upper bound
+  const std::size_t refl_work =
+      (opt.diagflag && opt.do_radar_ref == 1) ? (std::size_t)kReflArrays * nk * cols : 0;
+  return sizeof(float) * (cells * fields3 + cols * 5 + scratch) + sizeof(double) * refl_work +
+         (std::size_t)streams * 0;
 }
 
 namespace {
@@ -182,14 +180,20 @@ void run_both(Mode m, const Constants& c, const WrfDims& d, float delt, const St
     rs.assign(s.re_snow, s.re_snow + n3);
     cs.re_cloud = rc.data(); cs.re_ice = ri.data(); cs.re_snow = rs.data();
   }
-  cs.refl_10cm = nullptr;
+  std::vector<float> rf;
+  if (want_refl(s, opt)) {
+    rf.assign(s.refl_10cm, s.refl_10cm + n3);
+    cs.refl_10cm = rf.data();
+  }
   dispatch(Backend::Cpu, m, c, d, delt, cs, opt, nullptr);
   dispatch(Backend::Gpu, m, c, d, delt, s, opt, t);
   const std::size_t ni = d.tile_ni(), nk = d.tile_nk(), nj = d.tile_nj();
-  const struct { const char* n; const float* cpu; const float* gpu; bool three; } f[] = {
+  struct Cmp { const char* n; const float* cpu; const float* gpu; bool three; };
+  std::vector<Cmp> f = {
       {"th", cs.th, s.th, true}, {"qv", cs.qv, s.qv, true}, {"qc", cs.qc, s.qc, true},
       {"qr", cs.qr, s.qr, true}, {"qi", cs.qi, s.qi, true}, {"qs", cs.qs, s.qs, true},
       {"rain", cs.rain, s.rain, false}};
+  if (want_refl(s, opt)) f.push_back({"refl", cs.refl_10cm, s.refl_10cm, true});
   for (const auto& x : f) {
     const auto a = x.three ? tile3(d, x.cpu) : tile2(d, x.cpu);
     const auto b = x.three ? tile3(d, x.gpu) : tile2(d, x.gpu);
@@ -205,7 +209,7 @@ void run(Backend backend, Mode mode, const Constants& c, const WrfDims& d, float
          const State& s, const Options& opt, Timing* timing) {
   const auto t0 = std::chrono::steady_clock::now();
   validate(d, delt, s, opt);
-  if (want_refl(s, opt)) (void)radar_tables(c);  // throws "not yet implemented" up front
+  if (want_refl(s, opt)) (void)radar_tables(c);  // radar_init once, before any backend runs
   const Backend b = resolve_backend(backend);
   if (b == Backend::Both) run_both(mode, c, d, delt, s, opt, timing);
   else dispatch(b, mode, c, d, delt, s, opt, timing);

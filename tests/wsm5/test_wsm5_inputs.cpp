@@ -144,23 +144,42 @@ TEST(Wsm5Input, BoundsOutsideMemoryOrData) {
   EXPECT_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, s), InputError);
 }
 
-TEST(Wsm5Input, RadarReflectivityNotYetIsAClearError) {
+// refl_10cm is written on the tile only, and only when WRF would compute it (diagflag and
+// do_radar_ref == 1, wsm5 l.198-199); the microphysics is the same with or without it.
+TEST(Wsm5Input, RadarReflectivityOnlyWhenAskedAndOnTheTile) {
   if (!have_case()) GTEST_SKIP() << "test data missing";
   const Case k = small_case();
-  Embedded e(k, 0);
-  std::vector<float> refl(e.d.size3(), 0.f);
-  e.s.refl_10cm = refl.data();
+  const Result plain = run_case(k, Backend::Cpu, Mode::Strict, false);
+  Embedded e(k, 2);
+  e.m["refl"].assign(e.d.size3(), Embedded::kSentinel);
+  e.s.refl_10cm = e.m["refl"].data();
   wsm5::Options o;
   o.diagflag = true;
   o.do_radar_ref = 1;
-  try {
-    wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s, o);
-    FAIL();
-  } catch (const RuntimeError& x) {
-    EXPECT_NE(std::string(x.what()).find("not yet"), std::string::npos) << x.what();
+  wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s, o);
+  e.expect_outside_untouched(k);
+  std::size_t above = 0;
+  for (std::size_t j = 0; j < k.nj; ++j)
+    for (std::size_t kk = 0; kk < k.nk; ++kk)
+      for (std::size_t i = 0; i < k.ni; ++i) {
+        const float r = e.at3("refl", e.d.its + i, e.d.kts + kk, e.d.jts + j);
+        ASSERT_TRUE(std::isfinite(r) && r >= -35.f && r < 80.f) << r;
+        above += r > -35.f;
+        ASSERT_EQ(e.at3("qr", e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                  plain.out.at("qr")[(j * k.nk + kk) * k.ni + i]);
+      }
+  EXPECT_GT(above, 0u);
+  // not a radar step: refl_10cm is not touched
+  for (int flags = 0; flags < 3; ++flags) {
+    Embedded n(k, 1);
+    n.m["refl"].assign(n.d.size3(), Embedded::kSentinel);
+    n.s.refl_10cm = n.m["refl"].data();
+    wsm5::Options q;
+    q.diagflag = flags == 1;         // diagflag without do_radar_ref
+    q.do_radar_ref = flags == 2 ? 1 : 0;  // do_radar_ref without diagflag
+    wsm5::run(Backend::Cpu, Mode::Strict, k.c, n.d, k.delt, n.s, q);
+    for (float x : n.m["refl"]) ASSERT_EQ(x, Embedded::kSentinel) << "flags " << flags;
   }
-  o.diagflag = false;  // not a history step: no reflectivity, runs
-  EXPECT_NO_THROW(wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s, o));
 }
 
 // WRF memory with halos: only the tile is written, and results equal the dense run.
@@ -226,19 +245,35 @@ TEST(Wsm5Gpu, HaloUntouchedSlabsAndBoth) {
   if (!have_case()) GTEST_SKIP() << "test data missing";
   const Case k = small_case();
   const Result one = run_case(k, Backend::Gpu, Mode::Strict);
+  const Result one_refl = run_case(k, Backend::Gpu, Mode::Strict, true, true);
   for (int slabs : {1, 3, 6}) {
     Embedded e(k, 2);
+    e.m["refl"].assign(e.d.size3(), Embedded::kSentinel);
+    e.s.refl_10cm = e.m["refl"].data();
     wsm5::Options o = with_re();
     o.gpu_slabs = slabs;
     o.gpu_streams = 2;
+    o.diagflag = true;
+    o.do_radar_ref = 1;
     wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, e.s, o);
     e.expect_outside_untouched(k);
     for (std::size_t j = 0; j < k.nj; ++j)
       for (std::size_t kk = 0; kk < k.nk; ++kk)
-        for (std::size_t i = 0; i < k.ni; ++i)
+        for (std::size_t i = 0; i < k.ni; ++i) {
           ASSERT_EQ(e.at3("qr", e.d.its + i, e.d.kts + kk, e.d.jts + j),
                     one.out.at("qr")[(j * k.nk + kk) * k.ni + i]) << "slabs " << slabs;
+          ASSERT_EQ(e.at3("refl", e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                    one_refl.out.at("refl_10cm")[(j * k.nk + kk) * k.ni + i]) << "slabs " << slabs;
+        }
   }
   Embedded b(k, 1);
   EXPECT_NO_THROW(wsm5::run(Backend::Both, Mode::Strict, k.c, b.d, k.delt, b.s));
+  Embedded br(k, 1);
+  br.m["refl"].assign(br.d.size3(), Embedded::kSentinel);
+  br.s.refl_10cm = br.m["refl"].data();
+  wsm5::Options ob;
+  ob.diagflag = true;
+  ob.do_radar_ref = 1;
+  EXPECT_NO_THROW(wsm5::run(Backend::Both, Mode::Strict, k.c, br.d, k.delt, br.s, ob));
+  br.expect_outside_untouched(k);
 }

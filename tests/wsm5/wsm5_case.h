@@ -71,7 +71,9 @@ struct Result {
   wsm5::Timing timing;
 };
 
-inline Result run_case(const Case& k, Backend b, Mode m, bool with_re = true) {
+// with_refl: also refl_10cm (diagflag = .true., do_radar_ref = 1), in out["refl_10cm"].
+inline Result run_case(const Case& k, Backend b, Mode m, bool with_re = true,
+                       bool with_refl = false, const wsm5::Options& base = wsm5::Options()) {
   Result r;
   r.out = k.in;
   const std::size_t n2 = k.ni * k.nj, n3 = n2 * k.nk;
@@ -79,6 +81,7 @@ inline Result run_case(const Case& k, Backend b, Mode m, bool with_re = true) {
   r.out["snowncv"].assign(n2, -1.f);
   r.out["sr"].assign(n2, -1.f);
   for (const char* n : {"re_cloud", "re_ice", "re_snow"}) r.out[n].assign(n3, -1.f);
+  if (with_refl) r.out["refl_10cm"].assign(n3, -999.f);
   wsm5::State s;
   s.th = r.out["th"].data(); s.qv = r.out["qv"].data(); s.qc = r.out["qc"].data();
   s.qr = r.out["qr"].data(); s.qi = r.out["qi"].data(); s.qs = r.out["qs"].data();
@@ -86,7 +89,12 @@ inline Result run_case(const Case& k, Backend b, Mode m, bool with_re = true) {
   s.delz = r.out["dz"].data();
   s.rain = r.out["rainnc"].data(); s.rainncv = r.out["rainncv"].data(); s.sr = r.out["sr"].data();
   if (k.has_snow) { s.snow = r.out["snownc"].data(); s.snowncv = r.out["snowncv"].data(); }
-  wsm5::Options o;
+  wsm5::Options o = base;
+  if (with_refl) {
+    o.diagflag = true;
+    o.do_radar_ref = 1;
+    s.refl_10cm = r.out["refl_10cm"].data();
+  }
   if (with_re) {
     o.has_reqc = o.has_reqi = o.has_reqs = 1;
     s.re_cloud = r.out["re_cloud"].data(); s.re_ice = r.out["re_ice"].data();
