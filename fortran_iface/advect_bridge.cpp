@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include "advection.h"
+#include "call_timing.h"
 #include "errors.h"
 
 using namespace wrfgpu;
@@ -63,6 +64,7 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
     if (const char* e = std::getenv("WRFGPU_MODE")) m = parse_mode(e);
     adv::AdvectTimings t;
     if (*pd) adv::run_pd(b, m, in, &t); else adv::run_unlimited(b, m, in, &t);
+    record_call(*pd ? "advect_pd" : "advect", t.kernel_ms, t.h2d_ms, t.d2h_ms, t.total_ms);
     if (times) { times[0] = t.h2d_ms; times[1] = t.kernel_ms; times[2] = t.d2h_ms; times[3] = t.total_ms; }
   } catch (const InputError& e) {
     std::fprintf(stderr, "wrfgpu advection: %s\n", e.what());

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "device.h"
+#include "call_timing.h"
 #include "errors.h"
 #include "modes.h"
 #include "wrf_dims.h"
@@ -136,7 +137,9 @@ void wsm5_host_(float* th, float* pii, float* q, float* qc, float* qi, float* qr
     s.rain = rain; s.rainncv = rainncv; s.sr = sr;
     if (snow && snowncv) { s.snow = snow; s.snowncv = snowncv; }
     const wsm5::Constants base = wsm5::wrf_model_constants();
-    wsm5::run(backend(), mode(), constants_for(base, base.dens), d, *delt, s);
+    wsm5::Timing t;
+    wsm5::run(backend(), mode(), constants_for(base, base.dens), d, *delt, s, wsm5::Options(), &t);
+    record_call("wsm5", t.kernel_ms, t.h2d_ms, t.d2h_ms, t.total_ms);
   });
 }
 
@@ -185,7 +188,9 @@ void wrfgpu_wsm5_c(float* th, float* q, float* qc, float* qr, float* qi, float* 
     if (has_reqc && has_reqi && has_reqs) {
       s.re_cloud = re_cloud; s.re_ice = re_ice; s.re_snow = re_snow;
     }
-    wsm5::run(backend(), mode(), constants_for(base, dens), d, delt, s, o);
+    wsm5::Timing t;
+    wsm5::run(backend(), mode(), constants_for(base, dens), d, delt, s, o, &t);
+    record_call("wsm5", t.kernel_ms, t.h2d_ms, t.d2h_ms, t.total_ms);
   });
 }
 

@@ -75,7 +75,7 @@ echo "cases made in $(( $(date +%s) - t0 )) s (in $work)"
 run() {
   name=$1; np=$2; file=$3; shift 3
   log="$out/$name.np$np.log"
-  b=$bind; [ "$np" -gt "$(nproc)" ] && b="--bind-to none"  # more ranks than cores: no binding
+  b=$bind; [ "$np" -gt "$(nproc --all)" ] && b="--bind-to none"  # more ranks than cores: no binding
   timeout 580 mpirun --oversubscribe $b -np "$np" "$drv" "$file" --backend $backend --repeat $repeat --quiet "$@" > "$log" 2>&1
   rc=$?
   line=$(grep -E "^   $backend " "$log" | tail -1)
@@ -116,7 +116,7 @@ w_chem() { echo chem_${chem_row}x$(($chem_per * $1))x35; }
 {
   echo "## $kind scaling ($backend backend, ranks: $ranks; $(hostname); $(date -u +%Y-%m-%dT%H:%MZ))"
   [ $kind = gpu ] && nvidia-smi -L
-  [ $kind = cpu ] && echo "CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), OMP_NUM_THREADS=1, --bind-to core"
+  [ $kind = cpu ] && echo "CPU: $(nproc --all) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), OMP_NUM_THREADS=1, --bind-to core"
   want wsm5 && table "WSM5, strong ($wsm5_strong)" wsm5_strong s_wsm5
   want wsm5 && table "WSM5, weak (${wsm5_row}x${wsm5_per}x35 per rank)" wsm5_weak w_wsm5
   want adv && table "PD advection, $adv_n tracers, 3 steps with halo exchange, strong ($adv_strong)" adv_strong s_adv --steps 3

@@ -1,0 +1,62 @@
+// call_timing.cpp - see call_timing.h.
+#include "call_timing.h"
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+
+namespace wrfgpu {
+namespace {
+
+struct Totals {
+  long calls = 0;
+  double kernel = 0, h2d = 0, d2h = 0, total = 0;
+};
+
+struct Table {
+  std::mutex mu;
+  std::map<std::string, Totals> t;
+  ~Table() {
+    if (t.empty()) return;
+    char host[128] = {0};
+    gethostname(host, sizeof host - 1);
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank) rank = std::getenv("PMI_RANK");
+    std::fprintf(stderr, "wrfgpu timing (%s, rank %s): kernel  calls  kernel_ms  h2d_ms  d2h_ms  call_ms\n",
+                 host, rank ? rank : "0");
+    for (auto& kv : t)
+      std::fprintf(stderr, "wrfgpu timing: %-10s %6ld %10.1f %7.1f %7.1f %8.1f\n", kv.first.c_str(),
+                   kv.second.calls, kv.second.kernel, kv.second.h2d, kv.second.d2h, kv.second.total);
+  }
+};
+
+bool enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("WRFGPU_TIMING");
+    return e && e[0] && e[0] != '0';
+  }();
+  return on;
+}
+
+Table& table() {
+  static Table tab;  // destroyed (and printed) at exit
+  return tab;
+}
+
+}  // namespace
+
+void record_call(const char* kernel, double kernel_ms, double h2d_ms, double d2h_ms, double total_ms) {
+  if (!enabled()) return;
+  Table& tab = table();
+  std::lock_guard<std::mutex> l(tab.mu);
+  Totals& x = tab.t[kernel];
+  ++x.calls;
+  x.kernel += kernel_ms;
+  x.h2d += h2d_ms;
+  x.d2h += d2h_ms;
+  x.total += total_ms;
+}
+
+}  // namespace wrfgpu
