@@ -187,6 +187,21 @@ std::vector<float> read_ref_patch(const NcFile& f, const OutputField& o) {
   return f.read_float_slab(o.ref_var, start, o.shape);
 }
 
+// Fault injection for tests/driver/mpi_faults.sh: WRFGPU_TEST_FAULT=R:fail makes rank R fail
+// after its first kernel call as a device failing mid-run would (an exception), R:die makes
+// it exit at once without a word (a rank that dies). Either way the job must stop with one
+// message naming the rank, never hang.
+void injected_fault(int rank) {
+  const char* e = std::getenv("WRFGPU_TEST_FAULT");
+  if (!e) return;
+  int r = -1;
+  char kind[16] = {0};
+  if (std::sscanf(e, "%d:%15s", &r, kind) != 2 || r != rank) return;
+  if (std::strcmp(kind, "die") == 0) std::_Exit(7);
+  if (std::strcmp(kind, "fail") == 0)
+    throw RuntimeError("device failure injected by WRFGPU_TEST_FAULT (as a GPU that fails mid-run)");
+}
+
 FileResult replay_file(const std::string& path, const Options& opt, Backend resolved, int rank,
                        int nranks, std::vector<OutputField>* first_outputs) {
   FileResult r;
@@ -228,6 +243,7 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
       PhaseTimes t;
       MPI_Barrier(MPI_COMM_WORLD);
       last = rp->run(b, opt.mode, t);
+      injected_fault(rank);
       t.read_ms = read_ms;
       // The slowest rank sets the time of a parallel call.
       double v[6] = {t.read_ms, t.h2d_ms, t.kernel_ms, t.d2h_ms, t.total_ms, t.halo_ms};
