@@ -79,8 +79,6 @@ class AdvectReplay : public Replay {
     nk_ = d.kme - d.kms + 1;
     off_i_ = d.its - tile_.ims;  // offsets within the capture's stored field
     off_j_ = d.jts - tile_.jms;
-    field0_ = cap_.field;
-    field_old0_ = cap_.field_old;
     summary_ = std::to_string(cap_.nspec) + " tracers (" + cap_.scalar_names + "), tile " +
                std::to_string(tile_.ite - tile_.its + 1) + "x" + std::to_string(tile_.jte - tile_.jts + 1) +
                "x" + std::to_string(nk_) + ", case " + cap_.case_name + ", " + (cap_.pd ? "pd" : "unlimited");
@@ -95,6 +93,9 @@ class AdvectReplay : public Replay {
     if (!cap_.pd && steps > 1) return false;  // the unlimited scheme is not positive: no stepping
     steps_ = steps;
     if (steps_ > 1 && !halo_) {
+      // Stepping overwrites the tracers: keep the captured ones for every run() to start from.
+      field0_ = cap_.field;
+      field_old0_ = cap_.field_old;
       HaloGeometry g;
       g.tile = Box{tile_.its, tile_.ie, tile_.jts, tile_.je};
       g.domain = Box{tile_.ids, tile_.ide - 1, tile_.jds, tile_.jde - 1};
@@ -113,10 +114,11 @@ class AdvectReplay : public Replay {
   }
 
   std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) override {
-    WrfDims& d = cap_.d;
-    // Always from the captured inputs.
-    cap_.field = field0_;
-    cap_.field_old = field_old0_;
+    const WrfDims& d = cap_.d;
+    if (steps_ > 1) {  // always from the captured inputs (a single step changes none of them)
+      cap_.field = field0_;
+      cap_.field_old = field_old0_;
+    }
     std::vector<float> tend((std::size_t)cap_.nspec * d.size3(), 0.f);
     const auto t0 = std::chrono::steady_clock::now();
     for (int step = 1; step <= steps_; ++step) {
@@ -213,7 +215,7 @@ class AdvectReplay : public Replay {
   TileInfo tile_;
   Patch patch_;
   advection::AdvectCapture cap_;
-  std::vector<float> field0_, field_old0_;
+  std::vector<float> field0_, field_old0_;  // captured tracers, kept only for --steps > 1
   int steps_ = 1;
   std::unique_ptr<HaloExchange> halo_;
   std::size_t ni_ = 0, nj_ = 0, nk_ = 0, off_i_ = 0, off_j_ = 0;
