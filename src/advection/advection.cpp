@@ -12,6 +12,7 @@
 #include "advection_synth.h"
 #include "device.h"
 #include "errors.h"
+#include "finite_check.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -236,6 +237,7 @@ static Prepared prepare(const AdvectInputs& in, bool pd) {
             for (int j = b.j0; j <= b.j1; ++j)
               for (int k = k0; k <= k1; ++k) {
                 const float* row = base + (n.kind == 2 ? d.idx2(b.i0, j) : d.idx3(b.i0, k, j));
+                if (!row_has_bad(row, nib)) continue;  // the fast, vectorised test first
                 for (int i = 0; i < nib; ++i)
                   if (!std::isfinite(row[i])) {
                     const long code = (long)i + (long)nib * ((long)(k - k0) + (long)nkb * (j - b.j0));
