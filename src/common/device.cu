@@ -91,6 +91,20 @@ void gpu_require_memory(std::size_t bytes, const char* what) {
 
 void gpu_synchronize() { WRFGPU_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+void* host_alloc_locked(std::size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t e = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw RuntimeError("cannot allocate " + std::to_string(bytes) +
+                       " bytes of page-locked host memory: " + cudaGetErrorString(e));
+  }
+  return p;
+}
+void host_free_locked(void* p) {
+  if (p) cudaFreeHost(p);
+}
+
 std::string cuda_version_string() {
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);

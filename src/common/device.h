@@ -1,6 +1,7 @@
 // device.h - GPU services seen from host code that need not include CUDA headers.
 // Implemented in device.cu (CUDA builds) and device_none.cpp (builds without CUDA).
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace wrfgpu {
@@ -26,5 +27,10 @@ void gpu_require_memory(std::size_t bytes, const char* what);
 void gpu_synchronize();
 // "CUDA runtime X.Y, driver X.Y" (works without a device), or why there is none.
 std::string cuda_version_string();
+// Page-locked host memory (cudaHostAlloc), for callers that keep their arrays pinned so the
+// GPU backends can copy tile rows straight from them. Throws RuntimeError when it cannot be
+// had (no CUDA build, no device). host_free_locked(nullptr) is a no-op.
+void* host_alloc_locked(std::size_t bytes);
+void host_free_locked(void* p);
 
 }  // namespace wrfgpu

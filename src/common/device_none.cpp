@@ -22,5 +22,9 @@ void gpu_require_memory(std::size_t, const char*) {
 }
 void gpu_synchronize() {}
 std::string cuda_version_string() { return "no CUDA (CPU-only build)"; }
+void* host_alloc_locked(std::size_t) {
+  throw RuntimeError("no page-locked host memory: this build of wrfgpu has no CUDA backend");
+}
+void host_free_locked(void*) {}
 
 }  // namespace wrfgpu

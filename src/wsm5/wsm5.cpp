@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "finite_check.h"
 #include "verify.h"
 #include "wsm5_backends.h"
 #include "wsm5_physics.h"
@@ -34,6 +35,20 @@ void check_bounds(const char* what, int ms, int me, int ts, int te) {
                      std::to_string(ms) + ":" + std::to_string(me));
 }
 
+}  // namespace
+
+[[noreturn]] void throw_bad_field3(const WrfDims& d, const float* f, const char* name, long first) {
+  const int ni = d.tile_ni(), nk = d.tile_nk();
+  const int ii = (int)(first % ni), kk = (int)((first / ni) % nk), jj = (int)(first / ((long)ni * nk));
+  const float v = f[d.idx3(d.its + ii, d.kts + kk, d.jts + jj)];
+  const bool nonfinite = !std::isfinite(v);
+  throw InputError(std::string("wsm5: input field ") + name + " has " +
+                   (nonfinite ? (std::isnan(v) ? "NaN" : "Inf") : "a non-positive value " + std::to_string(v)) +
+                   " at " + ijk(d.its + ii, d.kts + kk, d.jts + jj));
+}
+
+namespace {
+
 // First non-finite (or, when positive, non-positive) value of a 3-D field in Fortran order.
 void scan3(const WrfDims& d, const float* f, const char* name, bool positive) {
   long first = LONG_MAX;  // linear tile index of the first bad cell (i fastest, then k, then j)
@@ -42,26 +57,15 @@ void scan3(const WrfDims& d, const float* f, const char* name, bool positive) {
   for (long jj = 0; jj < nj; ++jj) {
     for (int kk = 0; kk < nk; ++kk) {
       const float* row = f + d.idx3(d.its, d.kts + kk, d.jts + (int)jj);
-      int bad = -1;
-      for (int ii = 0; ii < ni; ++ii) {
-        const float v = row[ii];
-        if (!std::isfinite(v) || (positive && !(v > 0.f))) { bad = ii; break; }
-      }
-      if (bad >= 0) {
-        const long lin = (jj * nk + kk) * (long)ni + bad;
-        if (lin < first) first = lin;
-        break;
-      }
+      if (!(positive ? row_has_bad<true>(row, ni) : row_has_bad<false>(row, ni))) continue;
+      int bad = 0;
+      while (std::isfinite(row[bad]) && !(positive && !(row[bad] > 0.f))) ++bad;
+      const long lin = (jj * nk + kk) * (long)ni + bad;
+      if (lin < first) first = lin;
+      break;
     }
   }
-  if (first != LONG_MAX) {
-    const int ii = (int)(first % ni), kk = (int)((first / ni) % nk), jj = (int)(first / ((long)ni * nk));
-    const float v = f[d.idx3(d.its + ii, d.kts + kk, d.jts + jj)];
-    const bool nonfinite = !std::isfinite(v);
-    throw InputError(std::string("wsm5: input field ") + name + " has " +
-                     (nonfinite ? (std::isnan(v) ? "NaN" : "Inf") : "a non-positive value " + std::to_string(v)) +
-                     " at " + ijk(d.its + ii, d.kts + kk, d.jts + jj));
-  }
+  if (first != LONG_MAX) throw_bad_field3(d, f, name, first);
 }
 
 void scan2(const WrfDims& d, const float* f, const char* name) {
@@ -77,7 +81,7 @@ void scan2(const WrfDims& d, const float* f, const char* name) {
 
 }  // namespace
 
-void validate(const WrfDims& d, float delt, const State& s, const Options& opt) {
+void validate_args(const WrfDims& d, float delt, const State& s, const Options& opt) {
   check_bounds("i", d.ims, d.ime, d.its, d.ite);
   check_bounds("j", d.jms, d.jme, d.jts, d.jte);
   check_bounds("k", d.kms, d.kme, d.kts, d.kte);
@@ -99,17 +103,17 @@ void validate(const WrfDims& d, float delt, const State& s, const Options& opt) 
     throw InputError("wsm5: snow and snowncv must both be given or both be omitted");
   if (want_re(s, opt) == false && opt.has_reqc && opt.has_reqi && opt.has_reqs)
     throw InputError("wsm5: has_reqc/has_reqi/has_reqs are set but re_cloud/re_ice/re_snow are missing");
+}
+
+void scan_fields3(const WrfDims& d, const State& s) {
+  const float* f[kFields3] = {s.th, s.qv, s.qc, s.qr, s.qi, s.qs, s.den, s.pii, s.p, s.delz};
+  for (int q = 0; q < kFields3; ++q) scan3(d, f[q], kField3Name[q], kField3Positive[q]);
+}
+
+void validate(const WrfDims& d, float delt, const State& s, const Options& opt) {
+  validate_args(d, delt, s, opt);
   if (!opt.validate) return;
-  scan3(d, s.th, "th", true);
-  scan3(d, s.qv, "qv", false);
-  scan3(d, s.qc, "qc", false);
-  scan3(d, s.qr, "qr", false);
-  scan3(d, s.qi, "qi", false);
-  scan3(d, s.qs, "qs", false);
-  scan3(d, s.den, "den", true);
-  scan3(d, s.pii, "pii", true);
-  scan3(d, s.p, "p", true);
-  scan3(d, s.delz, "delz", true);
+  scan_fields3(d, s);
   scan2(d, s.rain, "rain");
   if (s.snow) scan2(d, s.snow, "snow");
 }
@@ -119,7 +123,8 @@ std::size_t gpu_bytes_needed(const WrfDims& d, const Options& opt) {
   const std::size_t cells = ni * nk * nj, cols = ni * nj;
   const std::size_t fields3 = 10 + 4;  // inputs/outputs + re_* + refl
   const int streams = opt.gpu_streams > 0 ? opt.gpu_streams : 1;
-  const std::size_t scratch = (std::size_t)kScratchArrays * (nk + 1) * cols;  // upper bound
+  // column scratch with a second nislfv set, plus 3 per-column carries (wsm5_gpu.cu); upper bound
+  const std::size_t scratch = ((std::size_t)(kScratchArrays + kNislfvArrays) * (nk + 1) + 3) * cols;
   // refl10cm work arrays (doubles), only when reflectivity is asked; upper bound
   const std::size_t refl_work =
       (opt.diagflag && opt.do_radar_ref == 1) ? (std::size_t)kReflArrays * nk * cols : 0;
@@ -208,15 +213,26 @@ void run_both(Mode m, const Constants& c, const WrfDims& d, float delt, const St
 void run(Backend backend, Mode mode, const Constants& c, const WrfDims& d, float delt,
          const State& s, const Options& opt, Timing* timing) {
   const auto t0 = std::chrono::steady_clock::now();
-  validate(d, delt, s, opt);
-  if (want_refl(s, opt)) (void)radar_tables(c);  // radar_init once, before any backend runs
+  validate_args(d, delt, s, opt);
   const Backend b = resolve_backend(backend);
+  if (opt.validate) {
+    scan2(d, s.rain, "rain");
+    if (s.snow) scan2(d, s.snow, "snow");
+    // The GPU backend scans the 3-D inputs itself: on the host before packing them, or on the
+    // device when it copies straight from page-locked arrays (wsm5_gpu.cu).
+    if (b != Backend::Gpu) scan_fields3(d, s);
+  }
+  const double check_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (want_refl(s, opt)) (void)radar_tables(c);  // radar_init once, before any backend runs
+  if (timing) timing->check_ms = 0;
   if (b == Backend::Both) run_both(mode, c, d, delt, s, opt, timing);
   else dispatch(b, mode, c, d, delt, s, opt, timing);
   if (timing) {
     timing->total_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     timing->backend = b;
+    timing->check_ms += check_ms;
   }
 }
 

@@ -50,6 +50,9 @@ struct Options {
   // (0: chosen from the tile size).
   int gpu_slabs = 0;
   int gpu_streams = 3;
+  // GPU: when every array of the call is page-locked (cudaHostAlloc/cudaHostRegister), copy
+  // the tile rows straight between them and the device (no host packing or staging).
+  bool direct_locked = true;
   // Check inputs for NaN/Inf and non-positive den/pii/p/delz before running.
   bool validate = true;
 };
@@ -57,6 +60,8 @@ struct Options {
 struct Timing {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU: sums over slabs (CUDA events)
   double total_ms = 0;                           // wall clock of the whole call
+  double check_ms = 0;                           // of which the input checks (host, validate())
+  bool direct = false;                           // GPU: copied straight from page-locked arrays
   Backend backend = Backend::Cpu;                // the backend that ran
 };
 

@@ -1,19 +1,26 @@
-// wsm5_gpu.cu - CUDA backend of WSM5: one thread per column (i,j), the column physics of
-// wsm5_physics.h, column scratch in global memory laid out column-innermost (coalesced).
+// wsm5_gpu.cu - CUDA backend of WSM5: the phases of wsm5_column (wsm5_physics.h) as kernels,
+// one thread per cell (i,k) for the cell-local phases and one thread per column (and species)
+// for the semi-Lagrangian sedimentation; column scratch in global memory laid out
+// column-innermost (coalesced). A first version ran the whole column in one thread: 168
+// registers with spills, 3 blocks per SM, and every level's scratch a dependent global load.
 //
-// Data flow per call: the tile is split into j-slabs. For each slab the host packs the tile
-// values of the 10 input fields (and rain, snow) into page-locked memory, then on the slab's
-// stream: one H2D copy, the kernel, and D2H copies of the 6 updated fields, the 2-D outputs
-// and (if asked) the effective radii and the radar reflectivity (refl10cm_wsm5 runs in the
-// same kernel, after the column update, with its per-level double work arrays in a device
-// buffer laid out column-innermost). Slab s+1 is packed and copied while slab s computes.
-// While slab s+1 is in flight the host unpacks slab s into WRF's arrays, tile values only: nothing
-// outside its:ite, kts:kte, jts:jte is written. Device and pinned buffers are allocated once
-// and grow only when a larger tile arrives. Compiled twice (-DWRFGPU_MODE_NS=strict|fast).
+// Data flow per call: the tile is split into j-slabs, each on one of a few streams. When the
+// caller's arrays are page-locked (Options::direct_locked and every array registered), a
+// slab's tile rows are copied straight between them and the device with strided copies: no
+// packing, no staging. Otherwise (WRF's pageable arrays) the host packs the slab's tile values
+// of the 10 input fields (and rain, snow) into page-locked memory for one H2D copy, and
+// unpacks the updated fields after the D2H copies; slab s+1 is packed and copied while slab s
+// computes, and slab s is unpacked while slab s+1 is in flight. On the device the slab runs
+// the phases of wsm5_column as kernels, then (if asked) refl10cm_wsm5 and effectRad_wsm5 in a
+// per-column kernel. Only tile values are written back: nothing outside its:ite, kts:kte,
+// jts:jte. Device and pinned buffers are allocated once and grow only when a larger tile
+// arrives. Compiled twice (-DWRFGPU_MODE_NS=strict|fast).
 #if defined(__CUDACC__)
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -48,48 +55,243 @@ struct SlabGeom {
   std::size_t refl_offset() const { return re_offset() + cells * kRe3; }
 };
 
-__global__ void __launch_bounds__(128)
-wsm5_slab_kernel(Constants c, RadarTables rt, int ni, int nk, int njs, float delt, float* blk,
-                 float* scratch, double* rwork, int has_snow, int do_re, int do_refl) {
+// Device scratch of one slab: the 15 column arrays and two sets of nislfv arrays (rain and
+// snow sediment at the same time), each (nk+1) levels of every column, column-innermost;
+// then three per-column values carried between the phases (delqrs1, delqrs2, tstepsnow).
+constexpr int kGpuScratchArrays = kScratchArrays + kNislfvArrays;
+constexpr int kCarry2d = 3;
+
+// Views of one column (i,jj) of a slab block and of the slab scratch; level k of a 3-D field
+// is at + k*ni (block) or + k*ncols (scratch), so threads of consecutive i are coalesced.
+struct SlabView {
+  float* blk;
+  float* scratch;
+  int ni, nk, njs, has_snow;
+  __device__ std::size_t cells() const { return (std::size_t)ni * nk * njs; }
+  __device__ int ncols() const { return ni * njs; }
+  __device__ ColumnArgs args(int i, int jj) const {
+    const std::size_t cl = cells();
+    const int nc = ncols(), col = jj * ni + i;
+    float* base3 = blk + (std::size_t)jj * ni * nk + i;
+    auto f3 = [&](int f) { return Col{base3 + (std::size_t)f * cl, (std::ptrdiff_t)ni}; };
+    float* base2 = blk + (std::size_t)kIn3 * cl + col;
+    auto f2 = [&](int g) { return base2 + (std::size_t)g * nc; };
+    ColumnArgs a;
+    a.th = f3(0); a.q = f3(1); a.qc = f3(2); a.qr = f3(3); a.qi = f3(4); a.qs = f3(5);
+    const Col den = f3(6), pii = f3(7), p = f3(8), dz = f3(9);
+    a.den = CCol{den.p, den.s}; a.pii = CCol{pii.p, pii.s}; a.p = CCol{p.p, p.s};
+    a.delz = CCol{dz.p, dz.s};
+    a.rain = f2(0);
+    a.snow = has_snow ? f2(1) : nullptr;
+    a.rainncv = f2(2);
+    a.snowncv = has_snow ? f2(3) : nullptr;
+    a.sr = f2(4);
+    return a;
+  }
+  __device__ ColumnScratch scr(int i, int jj) const {
+    const int nc = ncols();
+    return column_scratch(scratch + jj * ni + i, (std::ptrdiff_t)nc, (std::ptrdiff_t)(nk + 1) * nc);
+  }
+  // The second nislfv set (snow), after the kScratchArrays of column_scratch.
+  __device__ NislfvScratch nis2(int i, int jj) const {
+    const int nc = ncols();
+    const std::ptrdiff_t pitch = (std::ptrdiff_t)(nk + 1) * nc;
+    float* b = scratch + (std::ptrdiff_t)kScratchArrays * pitch + jj * ni + i;
+    Col* order[kNislfvArrays];
+    NislfvScratch n;
+    int m = 0;
+    order[m++] = &n.ww; order[m++] = &n.wd; order[m++] = &n.wa; order[m++] = &n.was;
+    order[m++] = &n.qn; order[m++] = &n.qr; order[m++] = &n.wi; order[m++] = &n.zi;
+    order[m++] = &n.za; order[m++] = &n.dza; order[m++] = &n.qa; order[m++] = &n.qmi;
+    order[m++] = &n.qpi;
+    for (int a = 0; a < kNislfvArrays; ++a) *order[a] = Col{b + a * pitch, (std::ptrdiff_t)nc};
+    return n;
+  }
+  __device__ float* carry(int which) const {
+    return scratch + (std::size_t)kGpuScratchArrays * (nk + 1) * ncols() +
+           (std::size_t)which * ncols();
+  }
+};
+
+// Thread -> cell (i,k,jj) of the slab, i fastest (the block layout [jj][k][i]).
+__device__ bool cell_of(const SlabView& v, int& i, int& k, int& jj) {
+  const long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= (long)v.cells()) return false;
+  i = (int)(idx % v.ni);
+  const long r = idx / v.ni;
+  k = (int)(r % v.nk);
+  jj = (int)(r / v.nk);
+  return true;
+}
+
+// Minor loop phase 1 (wsm5_fallspeed_cell); on the first loop also the "begin" phase.
+__global__ void __launch_bounds__(256) wsm5_fallspeed_kernel(Constants c, SlabView v, int first) {
+  int i, k, jj;
+  if (!cell_of(v, i, k, jj)) return;
+  const ColumnArgs a = v.args(i, jj);
+  const ColumnScratch s = v.scr(i, jj);
+  if (first) {
+    wsm5_begin_cell(c, a, s, k);
+    if (k == 0) wsm5_begin_column(a, v.carry(2) + jj * v.ni + i);
+  }
+  wsm5_fallspeed_cell(c, a, s, k);
+}
+
+// Phase 2: one thread per column and species; rain threads first, then snow threads.
+// The sedimentation kernels are latency-bound (a serial loop per column): at 6 blocks of 128
+// per SM (80 registers, a few spills) they ran faster than at 3 (164 registers, no spills):
+// CONUS on an H100, 2.18 vs 2.79 ms for all WSM5 kernels (docs/performance.md).
+#ifndef WRFGPU_WSM5_SED_MINB
+#define WRFGPU_WSM5_SED_MINB 6
+#endif
+__global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_rs_kernel(Constants c, SlabView v, float dtcld) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nc = v.ncols();
+  if (t >= 2 * nc) return;
+  const int species = t / nc, col = t % nc;
+  const int i = col % v.ni, jj = col / v.ni;
+  const ColumnScratch s = v.scr(i, jj);
+  const NislfvScratch nis = species == 0 ? s.nis : v.nis2(i, jj);
+  v.carry(species)[col] =
+      wsm5_sediment_rain_snow_column(c, v.nk, dtcld, v.args(i, jj), s, nis, species);
+}
+
+// Phase 3 (wsm5_melt_cell).
+__global__ void __launch_bounds__(256) wsm5_melt_kernel(Constants c, SlabView v, float dtcld) {
+  int i, k, jj;
+  if (!cell_of(v, i, k, jj)) return;
+  wsm5_melt_cell(c, dtcld, v.args(i, jj), v.scr(i, jj), k);
+}
+
+// Phase 4: one thread per column.
+__global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_ice_kernel(Constants c, SlabView v, float dtcld) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int ncols = ni * njs;
+  if (col >= v.ncols()) return;
+  const int i = col % v.ni, jj = col / v.ni;
+  const ColumnScratch s = v.scr(i, jj);
+  wsm5_sediment_ice_column(c, v.nk, dtcld, v.args(i, jj), s, s.nis, v.carry(0)[col],
+                           v.carry(1)[col], v.carry(2) + col);
+}
+
+// Phase 5 (wsm5_local_cell).
+__global__ void __launch_bounds__(256) wsm5_local_kernel(Constants c, SlabView v, float dtcld, int last) {
+  int i, k, jj;
+  if (!cell_of(v, i, k, jj)) return;
+  wsm5_local_cell(c, dtcld, v.args(i, jj), v.scr(i, jj), k, last != 0);
+}
+
+// Diagnostics after the update, one thread per column: refl10cm_wsm5 (wsm5 l.198-216; per-level
+// double work arrays column-innermost) and effectRad_wsm5 (l.219-238).
+__global__ void __launch_bounds__(128)
+wsm5_diag_kernel(Constants c, RadarTables rt, SlabView v, double* rwork, int do_re, int do_refl) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int ncols = v.ncols();
   if (col >= ncols) return;
-  const int i = col % ni, jj = col / ni;
-  const std::size_t cells = (std::size_t)ni * nk * njs;
-  const std::ptrdiff_t ks = ni;  // level stride inside a field
-  float* base3 = blk + (std::size_t)jj * ni * nk + i;
-  auto f3 = [&](int f) { return Col{base3 + (std::size_t)f * cells, ks}; };
-  float* base2 = blk + (std::size_t)kIn3 * cells + col;
-  auto f2 = [&](int g) { return base2 + (std::size_t)g * ncols; };
-  ColumnArgs a;
-  a.th = f3(0); a.q = f3(1); a.qc = f3(2); a.qr = f3(3); a.qi = f3(4); a.qs = f3(5);
-  const Col den = f3(6), pii = f3(7), p = f3(8), dz = f3(9);
-  a.den = CCol{den.p, den.s}; a.pii = CCol{pii.p, pii.s}; a.p = CCol{p.p, p.s};
-  a.delz = CCol{dz.p, dz.s};
-  a.rain = f2(0);
-  a.snow = has_snow ? f2(1) : nullptr;
-  a.rainncv = f2(2);
-  a.snowncv = has_snow ? f2(3) : nullptr;
-  a.sr = f2(4);
-  const ColumnScratch s =
-      column_scratch(scratch + col, (std::ptrdiff_t)ncols, (std::ptrdiff_t)(nk + 1) * ncols);
-  wsm5_column(c, nk, delt, a, s);
-  float* const base_re = blk + (std::size_t)kIn3 * cells + (std::size_t)k2d * ncols;
+  const int i = col % v.ni, jj = col / v.ni;
+  const std::size_t cells = v.cells();
+  const std::ptrdiff_t ks = v.ni;
+  const ColumnArgs a = v.args(i, jj);
+  float* const base_re = v.blk + (std::size_t)kIn3 * cells + (std::size_t)k2d * ncols;
   if (do_refl) {
-    // wsm5 l.198-216: refl10cm_wsm5 on the updated column; per-level work column-innermost
-    float* fbase = base_re + (std::size_t)kRe3 * cells + (std::size_t)jj * ni * nk + i;
+    float* fbase = base_re + (std::size_t)kRe3 * cells + (std::size_t)jj * v.ni * v.nk + i;
     const ReflArgs r{CCol{a.th.p, ks}, a.pii, a.p, CCol{a.q.p, ks}, CCol{a.qr.p, ks},
                      CCol{a.qs.p, ks}, Col{fbase, ks}};
-    refl10cm_column(c, rt, nk, r, rwork + col, (std::ptrdiff_t)ncols,
-                    (std::ptrdiff_t)nk * ncols);
+    refl10cm_column(c, rt, v.nk, r, rwork + col, (std::ptrdiff_t)ncols,
+                    (std::ptrdiff_t)v.nk * ncols);
   }
   if (do_re) {
-    float* rbase = base_re + (std::size_t)jj * ni * nk + i;
+    float* rbase = base_re + (std::size_t)jj * v.ni * v.nk + i;
     EffRadArgs e{CCol{a.th.p, ks}, a.pii, CCol{a.qc.p, ks},
                  CCol{a.qi.p, ks}, CCol{a.qs.p, ks}, a.den,
                  Col{rbase, ks}, Col{rbase + cells, ks}, Col{rbase + 2 * cells, ks}};
-    effect_rad_column(c, nk, e);
+    effect_rad_column(c, v.nk, e);
   }
+}
+
+// Input check on the device (direct copies): NaN/Inf in the 10 3-D inputs and values not > 0
+// in th, den, pii, p, delz, as scan_fields3 does on the host; per field the smallest tile
+// index (i fastest, then k, then j) of a bad cell.
+__global__ void __launch_bounds__(256)
+wsm5_check_kernel(SlabView v, int j0, unsigned long long* first_bad) {
+  int i, k, jj;
+  if (!cell_of(v, i, k, jj)) return;
+  const std::size_t cells = v.cells();
+  const std::size_t at = ((std::size_t)jj * v.nk + k) * v.ni + i;
+  const unsigned long long lin = ((unsigned long long)(j0 + jj) * v.nk + k) * v.ni + i;
+  for (int f = 0; f < kIn3; ++f) {
+    const float x = v.blk[(std::size_t)f * cells + at];
+    const bool positive = f == 0 || f >= 6;  // th, den, pii, p, delz (kField3Positive)
+    const bool bad = !isfinite(x) || (positive && !(x > 0.f));
+    if (bad) atomicMin(first_bad + f, lin);
+  }
+}
+
+// WSM5 on one slab: the phases of wsm5_column, in WRF's order, as kernels on one stream.
+void launch_slab(const Constants& c, const RadarTables& rt, const SlabView& v, float delt,
+                 double* rwork, bool do_re, bool do_refl, cudaStream_t st) {
+  const long cells = (long)v.ni * v.nk * v.njs, cols = (long)v.ni * v.njs;
+  const int tc = 256, ts = 128;
+  const unsigned bc = (unsigned)((cells + tc - 1) / tc);
+  const unsigned bs2 = (unsigned)((2 * cols + ts - 1) / ts), bs = (unsigned)((cols + ts - 1) / ts);
+  const int loops = minor_loops(delt);
+  const float dtcld = minor_dt(delt);
+  for (int loop = 1; loop <= loops; ++loop) {
+    wsm5_fallspeed_kernel<<<bc, tc, 0, st>>>(c, v, loop == 1 ? 1 : 0);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_fallspeed_kernel");
+    wsm5_sediment_rs_kernel<<<bs2, ts, 0, st>>>(c, v, dtcld);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_rs_kernel");
+    wsm5_melt_kernel<<<bc, tc, 0, st>>>(c, v, dtcld);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_melt_kernel");
+    wsm5_sediment_ice_kernel<<<bs, ts, 0, st>>>(c, v, dtcld);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_ice_kernel");
+    wsm5_local_kernel<<<bc, tc, 0, st>>>(c, v, dtcld, loop == loops ? 1 : 0);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_local_kernel");
+  }
+  if (do_re || do_refl) {
+    wsm5_diag_kernel<<<bs, ts, 0, st>>>(c, rt, v, rwork, do_re ? 1 : 0, do_refl ? 1 : 0);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_diag_kernel");
+  }
+}
+
+// True when the tile of a caller's array lies in page-locked memory (cudaHostAlloc or
+// cudaHostRegister): its first and last tile elements are both host-registered.
+bool tile_locked(const float* base, std::size_t first, std::size_t last) {
+  if (base == nullptr) return true;
+  for (const float* p : {base + first, base + last}) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();  // clear: pageable memory is not an error
+      return false;
+    }
+    if (a.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+
+// Tile rows of slab rows j0..j0+nj-1 of a WRF (i,k,j) array <-> a dense [jj][k][i] device
+// field, as one strided copy (no staging, nothing outside the tile touched).
+void copy3d(const WrfDims& d, int j0, int nj, float* host, float* dev, bool to_device,
+            cudaStream_t st) {
+  const int ni = d.tile_ni(), nk = d.tile_nk();
+  cudaMemcpy3DParms p = {};
+  cudaPitchedPtr h = make_cudaPitchedPtr(host, sizeof(float) * d.nx(), d.nx(), d.nz());
+  cudaPitchedPtr g = make_cudaPitchedPtr(dev, sizeof(float) * ni, ni, nk);
+  const cudaPos hp = make_cudaPos(sizeof(float) * (d.its - d.ims), d.kts - d.kms, d.jts - d.jms + j0);
+  if (to_device) { p.srcPtr = h; p.srcPos = hp; p.dstPtr = g; p.kind = cudaMemcpyHostToDevice; }
+  else { p.srcPtr = g; p.dstPtr = h; p.dstPos = hp; p.kind = cudaMemcpyDeviceToHost; }
+  p.extent = make_cudaExtent(sizeof(float) * ni, nk, nj);
+  WRFGPU_CUDA_CHECK(cudaMemcpy3DAsync(&p, st));
+}
+void copy2d(const WrfDims& d, int j0, int nj, float* host, float* dev, bool to_device,
+            cudaStream_t st) {
+  const int ni = d.tile_ni();
+  float* h = host + d.idx2(d.its, d.jts + j0);
+  if (to_device)
+    WRFGPU_CUDA_CHECK(cudaMemcpy2DAsync(dev, sizeof(float) * ni, h, sizeof(float) * d.nx(),
+                                        sizeof(float) * ni, nj, cudaMemcpyHostToDevice, st));
+  else
+    WRFGPU_CUDA_CHECK(cudaMemcpy2DAsync(h, sizeof(float) * d.nx(), dev, sizeof(float) * ni,
+                                        sizeof(float) * ni, nj, cudaMemcpyDeviceToHost, st));
 }
 
 // Everything the backend keeps between calls (one per mode; calls are serialised).
@@ -99,7 +301,8 @@ struct Context {
   DeviceBuffer<double> rwork;   // refl10cm work arrays (only when refl_10cm is asked)
   PinnedBuffer<float> pin;
   StreamSet streams;
-  std::vector<cudaEvent_t> ev;  // 4 per slab: before H2D, after H2D, after kernel, after D2H
+  std::vector<cudaEvent_t> ev;  // kEv per slab (see run_gpu), then one for the trace
+  DeviceBuffer<unsigned long long> first_bad;  // per 3-D input: first bad cell (device check)
   std::size_t reserved = 0;     // bytes held by dev + scratch
   std::size_t reserved_rwork = 0;  // bytes held by rwork
   ~Context() {
@@ -123,6 +326,9 @@ Context& context() {
 void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
              const Options& opt, Timing* timing) {
   const auto t0 = std::chrono::steady_clock::now();
+  auto now_ms = [&]() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
   Context& ctx = context();
   std::lock_guard<std::mutex> lock(ctx.mu);
   if (gpu_current() < 0) gpu_select(-1, 0);
@@ -134,8 +340,12 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   // radar_init once on the host (cached); the kernel gets the tables by value
   const RadarTables rt = do_refl ? radar_tables(c) : RadarTables{};
 
-  // Slabs: enough to overlap transfers with compute, each big enough to fill the GPU.
-  int nslab = opt.gpu_slabs > 0 ? opt.gpu_slabs : std::max(1, std::min(nj, (ni * nj) / 8192));
+  // Slabs: enough to overlap transfers with compute, each big enough to fill the GPU in the
+  // column-parallel sedimentation phases (WRFGPU_WSM5_SLABS overrides, for tuning).
+  int nslab = opt.gpu_slabs;
+  if (nslab <= 0)
+    if (const char* e = std::getenv("WRFGPU_WSM5_SLABS")) nslab = std::atoi(e);
+  if (nslab <= 0) nslab = std::max(1, std::min(nj, (ni * nj) / 32768));
   nslab = std::min(std::max(nslab, 1), nj);
   const int nstream = std::max(1, std::min(opt.gpu_streams > 0 ? opt.gpu_streams : 3, nslab));
   std::vector<SlabGeom> slabs(nslab);
@@ -150,7 +360,8 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     total += g.size();
     max_cols = std::max(max_cols, g.cols);
   }
-  const std::size_t scratch_per_stream = (std::size_t)kScratchArrays * (nk + 1) * max_cols;
+  const std::size_t scratch_per_stream =
+      ((std::size_t)kGpuScratchArrays * (nk + 1) + kCarry2d) * max_cols;
   const std::size_t rwork_per_stream = do_refl ? (std::size_t)kReflArrays * nk * max_cols : 0;
   const std::size_t need = sizeof(float) * (total + scratch_per_stream * nstream);
   if (need > ctx.reserved) {  // growing: make sure the device has room, with a clear error
@@ -167,22 +378,62 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   double* rwk = do_refl ? ctx.rwork.reserve(rwork_per_stream * nstream) : nullptr;
   float* pin = ctx.pin.reserve(total);
   ctx.streams.resize(nstream);
-  ctx.events(4 * (std::size_t)nslab);
+  // Events per slab: before H2D, after H2D, after the input check, after the kernels, before
+  // D2H, after D2H.
+  constexpr int kEv = 6;
+  ctx.events(kEv * (std::size_t)nslab + 1);
 
   const float* in3[kIn3] = {s.th, s.qv, s.qc, s.qr, s.qi, s.qs, s.den, s.pii, s.p, s.delz};
   float* out3[kOut3] = {s.th, s.qv, s.qc, s.qr, s.qi, s.qs};
   float* out2[k2d] = {s.rain, has_snow ? s.snow : nullptr, s.rainncv, has_snow ? s.snowncv : nullptr, s.sr};
   float* re3[kRe3] = {s.re_cloud, s.re_ice, s.re_snow};
 
+  // Page-locked caller arrays: strided copies straight to and from them, no host packing.
+  const std::size_t first3 = d.idx3(d.its, d.kts, d.jts), last3 = d.idx3(d.ite, d.kte, d.jte);
+  const std::size_t first2 = d.idx2(d.its, d.jts), last2 = d.idx2(d.ite, d.jte);
+  bool direct = opt.direct_locked;
+  for (int f = 0; f < kIn3 && direct; ++f) direct = tile_locked(in3[f], first3, last3);
+  for (int g = 0; g < k2d && direct; ++g) direct = tile_locked(out2[g], first2, last2);
+  for (int r = 0; r < kRe3 && direct && do_re; ++r) direct = tile_locked(re3[r], first3, last3);
+  if (direct && do_refl) direct = tile_locked(s.refl_10cm, first3, last3);
+  if (timing) timing->direct = direct;
+  // Input scans (run() leaves the 3-D ones to this backend): on the host before anything is
+  // packed, or, with direct copies, on the device after the H2D copies and before any result
+  // is copied back (so that on bad input the caller's arrays are still untouched).
+  const bool device_check = direct && opt.validate;
+  double scan_ms = 0;
+  if (opt.validate && !direct) {
+    const double a = now_ms();
+    scan_fields3(d, s);
+    scan_ms = now_ms() - a;
+  }
+  unsigned long long* dbad = nullptr;
+  if (device_check) {
+    dbad = ctx.first_bad.reserve(kIn3);
+    WRFGPU_CUDA_CHECK(cudaMemset(dbad, 0xff, sizeof(unsigned long long) * kIn3));  // none yet
+  }
+
+  // WRFGPU_WSM5_TRACE=1: the slab timeline on stderr (host packing and GPU work), for tuning.
+  static const bool trace = std::getenv("WRFGPU_WSM5_TRACE") != nullptr;
+  std::vector<double> host_t(4 * (std::size_t)nslab, 0.0);  // pack start/end, unpack start/end
+  if (trace) WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[kEv * nslab], ctx.streams[0]));
+  const double t_start = now_ms();
+
   double h2d = 0, ker = 0, d2h = 0;
   // Waits for slab q and copies its tile values back into WRF's arrays.
   auto unpack = [&](int q) {
     const SlabGeom& g = slabs[q];
-    WRFGPU_CUDA_CHECK(cudaEventSynchronize(ctx.ev[4 * q + 3]));
+    const cudaEvent_t* e = &ctx.ev[kEv * q];
+    WRFGPU_CUDA_CHECK(cudaEventSynchronize(e[5]));
     float ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, ctx.ev[4 * q + 0], ctx.ev[4 * q + 1])); h2d += ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, ctx.ev[4 * q + 1], ctx.ev[4 * q + 2])); ker += ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, ctx.ev[4 * q + 2], ctx.ev[4 * q + 3])); d2h += ms;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[0], e[1])); h2d += ms;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[1], e[3])); ker += ms;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[4], e[5])); d2h += ms;
+    host_t[4 * q + 2] = now_ms();
+    if (direct) {  // the D2H copies wrote the caller's arrays
+      host_t[4 * q + 3] = now_ms();
+      return;
+    }
     NvtxRange r("wsm5 unpack");
     const float* h = pin + g.offset;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -215,11 +466,44 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
           std::memcpy(s.refl_10cm + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
                       hf + ((std::size_t)jj * nk + k) * ni, sizeof(float) * ni);
     }
+    host_t[4 * q + 3] = now_ms();
+  };
+  // D2H of slab q: the updated fields, the 2-D outputs and the diagnostics.
+  auto enqueue_d2h = [&](int q) {
+    const SlabGeom& g = slabs[q];
+    cudaStream_t st = ctx.streams[q % nstream];
+    float* dblk = dev + g.offset;
+    float* h = pin + g.offset;
+    const cudaEvent_t* e = &ctx.ev[kEv * q];
+    WRFGPU_CUDA_CHECK(cudaEventRecord(e[4], st));
+    if (direct) {
+      for (int f = 0; f < kOut3; ++f) copy3d(d, g.j0, g.nj, out3[f], dblk + f * g.cells, false, st);
+      for (int gg = 0; gg < k2d; ++gg)
+        if (out2[gg] != nullptr)
+          copy2d(d, g.j0, g.nj, out2[gg], dblk + kIn3 * g.cells + gg * g.cols, false, st);
+      for (int r3 = 0; r3 < kRe3 && do_re; ++r3)
+        copy3d(d, g.j0, g.nj, re3[r3], dblk + g.re_offset() + r3 * g.cells, false, st);
+      if (do_refl) copy3d(d, g.j0, g.nj, s.refl_10cm, dblk + g.refl_offset(), false, st);
+    } else {
+      // th..qs (contiguous), the 2-D block, the effective radii, the reflectivity
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h, dblk, sizeof(float) * kOut3 * g.cells,
+                                        cudaMemcpyDeviceToHost, st));
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + kIn3 * g.cells, dblk + kIn3 * g.cells,
+                                        sizeof(float) * k2d * g.cols, cudaMemcpyDeviceToHost, st));
+      if (do_re)
+        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.re_offset(), dblk + g.re_offset(),
+                                          sizeof(float) * kRe3 * g.cells, cudaMemcpyDeviceToHost, st));
+      if (do_refl)
+        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.refl_offset(), dblk + g.refl_offset(),
+                                          sizeof(float) * kRefl3 * g.cells, cudaMemcpyDeviceToHost, st));
+    }
+    WRFGPU_CUDA_CHECK(cudaEventRecord(e[5], st));
   };
   for (int q = 0; q < nslab; ++q) {
     const SlabGeom& g = slabs[q];
     float* h = pin + g.offset;
-    {
+    host_t[4 * q + 0] = now_ms();
+    if (!direct) {
       NvtxRange r("wsm5 pack");
 #pragma omp parallel for collapse(2) schedule(static)
       for (int f = 0; f < kIn3; ++f)
@@ -237,42 +521,71 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
           std::memset(h2 + g.cols + (std::size_t)jj * ni, 0, sizeof(float) * ni);
       }
     }
+    host_t[4 * q + 1] = now_ms();
     cudaStream_t st = ctx.streams[q % nstream];
     float* dblk = dev + g.offset;
     float* dscr = scr + (std::size_t)(q % nstream) * scratch_per_stream;
     double* drwk = do_refl ? rwk + (std::size_t)(q % nstream) * rwork_per_stream : nullptr;
     const std::size_t in_bytes = sizeof(float) * (kIn3 * g.cells + 2 * g.cols);
-    WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[4 * q + 0], st));
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dblk, h, in_bytes, cudaMemcpyHostToDevice, st));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[4 * q + 1], st));
-    const int threads = 128;
-    const int blocks = (int)((g.cols + threads - 1) / threads);
-    wsm5_slab_kernel<<<blocks, threads, 0, st>>>(c, rt, ni, nk, g.nj, delt, dblk, dscr, drwk,
-                                                 has_snow ? 1 : 0, do_re ? 1 : 0,
-                                                 do_refl ? 1 : 0);
-    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_slab_kernel");
-    WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[4 * q + 2], st));
-    // th..qs (contiguous), the 2-D block, the effective radii, the reflectivity
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h, dblk, sizeof(float) * kOut3 * g.cells,
-                                      cudaMemcpyDeviceToHost, st));
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + kIn3 * g.cells, dblk + kIn3 * g.cells,
-                                      sizeof(float) * k2d * g.cols, cudaMemcpyDeviceToHost, st));
-    if (do_re)
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.re_offset(), dblk + g.re_offset(),
-                                        sizeof(float) * kRe3 * g.cells, cudaMemcpyDeviceToHost, st));
-    if (do_refl)
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.refl_offset(), dblk + g.refl_offset(),
-                                        sizeof(float) * kRefl3 * g.cells, cudaMemcpyDeviceToHost, st));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[4 * q + 3], st));
-    // Unpack the previous slab while this one is copied and computed.
-    if (q > 0) unpack(q - 1);
+    const cudaEvent_t* e = &ctx.ev[kEv * q];
+    WRFGPU_CUDA_CHECK(cudaEventRecord(e[0], st));
+    if (direct) {
+      for (int f = 0; f < kIn3; ++f)
+        copy3d(d, g.j0, g.nj, const_cast<float*>(in3[f]), dblk + f * g.cells, true, st);
+      copy2d(d, g.j0, g.nj, s.rain, dblk + kIn3 * g.cells, true, st);
+      if (has_snow) copy2d(d, g.j0, g.nj, s.snow, dblk + kIn3 * g.cells + g.cols, true, st);
+    } else {
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dblk, h, in_bytes, cudaMemcpyHostToDevice, st));
+    }
+    WRFGPU_CUDA_CHECK(cudaEventRecord(e[1], st));
+    const SlabView v{dblk, dscr, ni, nk, g.nj, has_snow ? 1 : 0};
+    if (device_check) {
+      const long cells = (long)g.cells;
+      wsm5_check_kernel<<<(unsigned)((cells + 255) / 256), 256, 0, st>>>(v, g.j0, dbad);
+      WRFGPU_CUDA_CHECK_LAUNCH("wsm5_check_kernel");
+    }
+    WRFGPU_CUDA_CHECK(cudaEventRecord(e[2], st));
+    launch_slab(c, rt, v, delt, drwk, do_re, do_refl, st);
+    WRFGPU_CUDA_CHECK(cudaEventRecord(e[3], st));
+    if (!device_check) enqueue_d2h(q);
   }
-  unpack(nslab - 1);
+  if (device_check) {
+    // Every slab's inputs checked: only then may results go back to the caller's arrays.
+    for (int q = 0; q < nslab; ++q) WRFGPU_CUDA_CHECK(cudaEventSynchronize(ctx.ev[kEv * q + 2]));
+    unsigned long long bad[kIn3];
+    WRFGPU_CUDA_CHECK(cudaMemcpy(bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+    for (int f = 0; f < kIn3; ++f)
+      if (bad[f] != ~0ull) {
+        for (int q = 0; q < nstream; ++q) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(ctx.streams[q]));
+        throw_bad_field3(d, in3[f], kField3Name[f], (long)bad[f]);
+      }
+    for (int q = 0; q < nslab; ++q) enqueue_d2h(q);
+  }
+  // Every slab is enqueued before any is waited for: the packing of slab s+1 (pageable
+  // arrays) overlaps the transfers and kernels of slab s, and with page-locked arrays the
+  // copy engines and the kernels of all slabs form one pipeline. Then each slab is unpacked
+  // as soon as its copies are back.
+  for (int q = 0; q < nslab; ++q) unpack(q);
+  if (trace) {
+    std::fprintf(stderr, "wsm5 trace: %d slabs on %d streams, %s; ms from the call's start (GPU "
+                 "times from its first event, recorded at %.3f)\n", nslab, nstream,
+                 direct ? "direct copies" : "packed", t_start);
+    for (int q = 0; q < nslab; ++q) {
+      float e[kEv];
+      for (int x = 0; x < kEv; ++x)
+        WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&e[x], ctx.ev[kEv * nslab], ctx.ev[kEv * q + x]));
+      std::fprintf(stderr, "  slab %d: pack %.3f-%.3f  H2D %.3f-%.3f  check -%.3f  kernels -%.3f  "
+                   "D2H %.3f-%.3f  unpack %.3f-%.3f\n", q, host_t[4 * q], host_t[4 * q + 1],
+                   t_start + e[0], t_start + e[1], t_start + e[2], t_start + e[3], t_start + e[4],
+                   t_start + e[5], host_t[4 * q + 2], host_t[4 * q + 3]);
+    }
+  }
 
   if (timing) {
     timing->h2d_ms = h2d;
     timing->kernel_ms = ker;
     timing->d2h_ms = d2h;
+    timing->check_ms = scan_ms;  // host scan of the 3-D inputs (run() adds its own checks)
     timing->total_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     timing->backend = Backend::Gpu;

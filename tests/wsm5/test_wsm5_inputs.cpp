@@ -1,9 +1,11 @@
 // test_wsm5_inputs.cpp - bad input, WRF memory layout with halos, tiles; and the GPU backend
 // against the CPU backend (GPU tests skip without a GPU).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "device.h"
 #include "wsm5_case.h"
 
 using namespace wsm5_test;
@@ -236,6 +238,125 @@ TEST(Wsm5Gpu, MatchesCpuStrictAndFast) {
       EXPECT_NEAR(rg, rc, 1e-5 * rc) << path;
       EXPECT_GE(gpu.timing.kernel_ms, 0.0);
       EXPECT_EQ(gpu.timing.backend, Backend::Gpu);
+    }
+  }
+}
+
+// Arrays in page-locked memory (a model that keeps its state pinned): the GPU backend copies
+// tile rows straight to and from them (Timing::direct), with the same bits as the staged
+// path and nothing outside the tile written. One pageable array sends the call back to the
+// staged path.
+TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
+  WRFGPU_REQUIRE_GPU();
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  const Result one = run_case(k, Backend::Gpu, Mode::Strict, true, true);
+  for (int slabs : {1, 3}) {
+    for (bool all_locked : {true, false}) {
+      Embedded e(k, 2);
+      e.m["refl"].assign(e.d.size3(), Embedded::kSentinel);
+      e.s.refl_10cm = e.m["refl"].data();
+      // page-locked copies of every array, the State pointed at them
+      std::map<std::string, float*> lk;
+      for (auto& kv : e.m) {
+        if (!all_locked && kv.first == "qs") continue;
+        float* p = static_cast<float*>(host_alloc_locked(sizeof(float) * kv.second.size()));
+        std::copy(kv.second.begin(), kv.second.end(), p);
+        lk[kv.first] = p;
+      }
+      auto at = [&](const char* n) { return lk.count(n) ? lk[n] : e.m[n].data(); };
+      wsm5::State s = e.s;
+      s.th = at("th"); s.qv = at("qv"); s.qc = at("qc"); s.qr = at("qr"); s.qi = at("qi");
+      s.qs = at("qs"); s.den = at("rho"); s.pii = at("pii"); s.p = at("p"); s.delz = at("dz");
+      s.rain = at("rainnc"); s.rainncv = at("rainncv"); s.sr = at("sr"); s.snow = at("snownc");
+      s.snowncv = at("snowncv"); s.re_cloud = at("re_cloud"); s.re_ice = at("re_ice");
+      s.re_snow = at("re_snow"); s.refl_10cm = at("refl");
+      wsm5::Options o = with_re();
+      o.gpu_slabs = slabs;
+      o.gpu_streams = 2;
+      o.diagflag = true;
+      o.do_radar_ref = 1;
+      wsm5::Timing t;
+      wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, s, o, &t);
+      EXPECT_EQ(t.direct, all_locked) << "slabs " << slabs;
+      for (auto& kv : lk) {
+        std::copy(kv.second, kv.second + e.m[kv.first].size(), e.m[kv.first].begin());
+        host_free_locked(kv.second);
+      }
+      e.expect_outside_untouched(k);
+      for (const char* f : {"th", "qv", "qc", "qr", "qi", "qs", "re_cloud", "re_ice", "re_snow"})
+        for (std::size_t j = 0; j < k.nj; ++j)
+          for (std::size_t kk = 0; kk < k.nk; ++kk)
+            for (std::size_t i = 0; i < k.ni; ++i)
+              ASSERT_EQ(e.at3(f, e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                        one.out.at(f)[(j * k.nk + kk) * k.ni + i])
+                  << f << " slabs " << slabs << " locked " << all_locked;
+      for (std::size_t j = 0; j < k.nj; ++j)
+        for (std::size_t kk = 0; kk < k.nk; ++kk)
+          for (std::size_t i = 0; i < k.ni; ++i)
+            ASSERT_EQ(e.at3("refl", e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                      one.out.at("refl_10cm")[(j * k.nk + kk) * k.ni + i]);
+      for (const char* f : {"rainnc", "rainncv", "sr", "snownc", "snowncv"})
+        for (std::size_t j = 0; j < k.nj; ++j)
+          for (std::size_t i = 0; i < k.ni; ++i)
+            ASSERT_EQ(e.m[f][e.d.idx2(e.d.its + i, e.d.jts + j)], one.out.at(f)[j * k.ni + i]) << f;
+    }
+  }
+}
+
+// With page-locked arrays the 3-D inputs are checked on the device: the same error as the
+// host check (field, NaN/Inf or non-positive, first (i,k,j)), raised before any result is
+// copied back, so every array is left as it was, whichever slab holds the bad value.
+TEST(Wsm5Gpu, PageLockedBadInputNamedAndUntouched) {
+  WRFGPU_REQUIRE_GPU();
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k = small_case();
+  struct Bad { const char* field; int di, dk, dj; float v; const char* what; };
+  const int last_j = (int)k.nj - 1;
+  for (const Bad& b : {Bad{"qr", 3, 7, 2, std::numeric_limits<float>::quiet_NaN(), "NaN"},
+                       Bad{"rho", 0, 0, last_j, 0.f, "non-positive"},
+                       Bad{"th", 1, 2, last_j, std::numeric_limits<float>::infinity(), "Inf"}}) {
+    Embedded e(k, 2);
+    e.at3(b.field, e.d.its + b.di, e.d.kts + b.dk, e.d.jts + b.dj) = b.v;
+    if (std::string(b.field) == "qr")  // a later bad value must not be the one named
+      e.at3("qr", e.d.its + 1, e.d.kts + 9, e.d.jts + 4) = std::numeric_limits<float>::infinity();
+    std::string cpu_msg;
+    try {
+      wsm5::run(Backend::Cpu, Mode::Strict, k.c, e.d, k.delt, e.s);
+    } catch (const InputError& x) {
+      cpu_msg = x.what();
+    }
+    ASSERT_FALSE(cpu_msg.empty()) << b.field;
+    std::map<std::string, float*> lk;
+    for (auto& kv : e.m) {
+      float* p = static_cast<float*>(host_alloc_locked(sizeof(float) * kv.second.size()));
+      std::copy(kv.second.begin(), kv.second.end(), p);
+      lk[kv.first] = p;
+    }
+    wsm5::State s = e.s;
+    s.th = lk["th"]; s.qv = lk["qv"]; s.qc = lk["qc"]; s.qr = lk["qr"]; s.qi = lk["qi"];
+    s.qs = lk["qs"]; s.den = lk["rho"]; s.pii = lk["pii"]; s.p = lk["p"]; s.delz = lk["dz"];
+    s.rain = lk["rainnc"]; s.rainncv = lk["rainncv"]; s.sr = lk["sr"]; s.snow = lk["snownc"];
+    s.snowncv = lk["snowncv"]; s.re_cloud = lk["re_cloud"]; s.re_ice = lk["re_ice"];
+    s.re_snow = lk["re_snow"];
+    wsm5::Options o = with_re();
+    o.gpu_slabs = 3;
+    std::string gpu_msg;
+    try {
+      wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, s, o);
+    } catch (const InputError& x) {
+      gpu_msg = x.what();
+    }
+    EXPECT_EQ(gpu_msg, cpu_msg) << b.field;
+    EXPECT_NE(gpu_msg.find(b.what), std::string::npos) << gpu_msg;
+    for (auto& kv : lk) {
+      const std::vector<float>& before = e.m[kv.first];
+      for (std::size_t q = 0; q < before.size(); ++q)
+        if (!(kv.second[q] == before[q] || (std::isnan(kv.second[q]) && std::isnan(before[q])))) {
+          ADD_FAILURE() << kv.first << "[" << q << "] changed on bad input (" << b.field << ")";
+          break;
+        }
+      host_free_locked(kv.second);
     }
   }
 }
