@@ -15,6 +15,7 @@ namespace wrfgpu {
 struct PhaseTimes {
   double read_ms = 0, h2d_ms = 0, kernel_ms = 0, d2h_ms = 0, total_ms = 0;
   double halo_ms = 0;  // MPI halo exchange between steps (multi-step runs)
+  double check_ms = 0; // input checks on the host, included in total_ms (where reported)
 };
 
 // A rank's part of a captured tile: columns i0..i0+ni-1, j0..j0+nj-1 as 0-based offsets
@@ -69,6 +70,9 @@ class Replay {
   virtual WorkCounts work() const { return {}; }
   // Multi-step replay (steps > 1): false when the kernel has none. Called before run().
   virtual bool set_steps(int /*steps*/) { return false; }
+  // GPU runs with the caller's arrays in page-locked memory (a host model that keeps its
+  // state pinned): false when the kernel has no such path. Called before run().
+  virtual bool set_host_locked(bool /*locked*/) { return false; }
 };
 
 using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&, const Patch&)>;
