@@ -96,16 +96,8 @@ struct SlabView {
   __device__ NislfvScratch nis2(int i, int jj) const {
     const int nc = ncols();
     const std::ptrdiff_t pitch = (std::ptrdiff_t)(nk + 1) * nc;
-    float* b = scratch + (std::ptrdiff_t)kScratchArrays * pitch + jj * ni + i;
-    Col* order[kNislfvArrays];
-    NislfvScratch n;
-    int m = 0;
-    order[m++] = &n.ww; order[m++] = &n.wd; order[m++] = &n.wa; order[m++] = &n.was;
-    order[m++] = &n.qn; order[m++] = &n.qr; order[m++] = &n.wi; order[m++] = &n.zi;
-    order[m++] = &n.za; order[m++] = &n.dza; order[m++] = &n.qa; order[m++] = &n.qmi;
-    order[m++] = &n.qpi;
-    for (int a = 0; a < kNislfvArrays; ++a) *order[a] = Col{b + a * pitch, (std::ptrdiff_t)nc};
-    return n;
+    return nislfv_scratch(scratch + (std::ptrdiff_t)kScratchArrays * pitch + jj * ni + i,
+                          (std::ptrdiff_t)nc, pitch);
   }
   __device__ float* carry(int which) const {
     return scratch + (std::size_t)kGpuScratchArrays * (nk + 1) * ncols() +
@@ -376,7 +368,6 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   float* dev = ctx.dev.reserve(total);
   float* scr = ctx.scratch.reserve(scratch_per_stream * nstream);
   double* rwk = do_refl ? ctx.rwork.reserve(rwork_per_stream * nstream) : nullptr;
-  float* pin = ctx.pin.reserve(total);
   ctx.streams.resize(nstream);
   // Events per slab: before H2D, after H2D, after the input check, after the kernels, before
   // D2H, after D2H.
@@ -397,6 +388,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   for (int r = 0; r < kRe3 && direct && do_re; ++r) direct = tile_locked(re3[r], first3, last3);
   if (direct && do_refl) direct = tile_locked(s.refl_10cm, first3, last3);
   if (timing) timing->direct = direct;
+  float* pin = direct ? nullptr : ctx.pin.reserve(total);  // staging, for pageable arrays only
   // Input scans (run() leaves the 3-D ones to this backend): on the host before anything is
   // packed, or, with direct copies, on the device after the H2D copies and before any result
   // is copied back (so that on bad input the caller's arrays are still untouched).
@@ -473,7 +465,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     const SlabGeom& g = slabs[q];
     cudaStream_t st = ctx.streams[q % nstream];
     float* dblk = dev + g.offset;
-    float* h = pin + g.offset;
+    float* h = direct ? nullptr : pin + g.offset;
     const cudaEvent_t* e = &ctx.ev[kEv * q];
     WRFGPU_CUDA_CHECK(cudaEventRecord(e[4], st));
     if (direct) {
@@ -501,7 +493,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   };
   for (int q = 0; q < nslab; ++q) {
     const SlabGeom& g = slabs[q];
-    float* h = pin + g.offset;
+    float* h = direct ? nullptr : pin + g.offset;
     host_t[4 * q + 0] = now_ms();
     if (!direct) {
       NvtxRange r("wsm5 pack");

@@ -687,23 +687,22 @@ constexpr int kScratchArrays = kColumnArrays + kNislfvArrays;  // each of nk+1 f
 // Scratch of one column: array a starts at base + a*array_pitch, level k at + k*stride.
 // CPU: stride 1, array_pitch nk+1. GPU: base = scratch + column, stride = ncols,
 // array_pitch = (nk+1)*ncols (column-innermost, coalesced).
+WRFGPU_HD NislfvScratch nislfv_scratch(float* base, std::ptrdiff_t stride,
+                                       std::ptrdiff_t array_pitch) {
+  NislfvScratch n;
+  Col* order[kNislfvArrays] = {&n.ww, &n.wd, &n.wa, &n.was, &n.qn,  &n.qr, &n.wi,
+                               &n.zi, &n.za, &n.dza, &n.qa, &n.qmi, &n.qpi};
+  for (int a = 0; a < kNislfvArrays; ++a) *order[a] = Col{base + (std::ptrdiff_t)a * array_pitch, stride};
+  return n;
+}
 WRFGPU_HD ColumnScratch column_scratch(float* base, std::ptrdiff_t stride,
                                        std::ptrdiff_t array_pitch) {
-  Col* order[kScratchArrays];
   ColumnScratch s;
-  int n = 0;
-  order[n++] = &s.t; order[n++] = &s.cpm; order[n++] = &s.xl; order[n++] = &s.denfac;
-  order[n++] = &s.qs1; order[n++] = &s.qs2; order[n++] = &s.rh1; order[n++] = &s.rh2;
-  order[n++] = &s.workr; order[n++] = &s.works; order[n++] = &s.denqr; order[n++] = &s.denqs;
-  order[n++] = &s.denqi; order[n++] = &s.work1c; order[n++] = &s.rslope_r;
-  order[n++] = &s.nis.ww; order[n++] = &s.nis.wd; order[n++] = &s.nis.wa; order[n++] = &s.nis.was;
-  order[n++] = &s.nis.qn; order[n++] = &s.nis.qr; order[n++] = &s.nis.wi; order[n++] = &s.nis.zi;
-  order[n++] = &s.nis.za; order[n++] = &s.nis.dza; order[n++] = &s.nis.qa; order[n++] = &s.nis.qmi;
-  order[n++] = &s.nis.qpi;
-  for (int a = 0; a < kScratchArrays; ++a) {
-    order[a]->p = base + (std::ptrdiff_t)a * array_pitch;
-    order[a]->s = stride;
-  }
+  Col* order[kColumnArrays] = {&s.t,     &s.cpm,   &s.xl,    &s.denfac, &s.qs1,
+                               &s.qs2,   &s.rh1,   &s.rh2,   &s.workr,  &s.works,
+                               &s.denqr, &s.denqs, &s.denqi, &s.work1c, &s.rslope_r};
+  for (int a = 0; a < kColumnArrays; ++a) *order[a] = Col{base + (std::ptrdiff_t)a * array_pitch, stride};
+  s.nis = nislfv_scratch(base + (std::ptrdiff_t)kColumnArrays * array_pitch, stride, array_pitch);
   return s;
 }
 

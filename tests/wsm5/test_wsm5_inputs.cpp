@@ -74,6 +74,39 @@ struct Embedded {
   }
 };
 
+// Page-locked copies of an Embedded's arrays (all but `skip`) and a State pointing at them
+// (the arrays without a copy stay pageable), as a model that keeps its state pinned.
+struct LockedCopies {
+  Embedded& e;
+  std::map<std::string, float*> lk;
+  LockedCopies(Embedded& emb, const std::string& skip = "") : e(emb) {
+    for (auto& kv : e.m) {
+      if (kv.first == skip) continue;
+      float* p = static_cast<float*>(host_alloc_locked(sizeof(float) * kv.second.size()));
+      std::copy(kv.second.begin(), kv.second.end(), p);
+      lk[kv.first] = p;
+    }
+  }
+  ~LockedCopies() {
+    for (auto& kv : lk) host_free_locked(kv.second);
+  }
+  float* at(const char* n) { return lk.count(n) ? lk[n] : e.m[n].data(); }
+  wsm5::State state() {
+    wsm5::State s = e.s;
+    s.th = at("th"); s.qv = at("qv"); s.qc = at("qc"); s.qr = at("qr"); s.qi = at("qi");
+    s.qs = at("qs"); s.den = at("rho"); s.pii = at("pii"); s.p = at("p"); s.delz = at("dz");
+    s.rain = at("rainnc"); s.rainncv = at("rainncv"); s.sr = at("sr"); s.snow = at("snownc");
+    s.snowncv = at("snowncv"); s.re_cloud = at("re_cloud"); s.re_ice = at("re_ice");
+    s.re_snow = at("re_snow");
+    if (e.s.refl_10cm) s.refl_10cm = at("refl");
+    return s;
+  }
+  // The copies' values back into the Embedded's arrays.
+  void copy_back() {
+    for (auto& kv : lk) std::copy(kv.second, kv.second + e.m[kv.first].size(), e.m[kv.first].begin());
+  }
+};
+
 Case small_case() { return load_case(wrfgpu_test::data_file("wsm5_synth_12s_wrfref.nc")); }
 
 bool have_case() {
@@ -256,21 +289,8 @@ TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
       Embedded e(k, 2);
       e.m["refl"].assign(e.d.size3(), Embedded::kSentinel);
       e.s.refl_10cm = e.m["refl"].data();
-      // page-locked copies of every array, the State pointed at them
-      std::map<std::string, float*> lk;
-      for (auto& kv : e.m) {
-        if (!all_locked && kv.first == "qs") continue;
-        float* p = static_cast<float*>(host_alloc_locked(sizeof(float) * kv.second.size()));
-        std::copy(kv.second.begin(), kv.second.end(), p);
-        lk[kv.first] = p;
-      }
-      auto at = [&](const char* n) { return lk.count(n) ? lk[n] : e.m[n].data(); };
-      wsm5::State s = e.s;
-      s.th = at("th"); s.qv = at("qv"); s.qc = at("qc"); s.qr = at("qr"); s.qi = at("qi");
-      s.qs = at("qs"); s.den = at("rho"); s.pii = at("pii"); s.p = at("p"); s.delz = at("dz");
-      s.rain = at("rainnc"); s.rainncv = at("rainncv"); s.sr = at("sr"); s.snow = at("snownc");
-      s.snowncv = at("snowncv"); s.re_cloud = at("re_cloud"); s.re_ice = at("re_ice");
-      s.re_snow = at("re_snow"); s.refl_10cm = at("refl");
+      LockedCopies lc(e, all_locked ? "" : "qs");
+      const wsm5::State s = lc.state();
       wsm5::Options o = with_re();
       o.gpu_slabs = slabs;
       o.gpu_streams = 2;
@@ -279,10 +299,7 @@ TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
       wsm5::Timing t;
       wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, s, o, &t);
       EXPECT_EQ(t.direct, all_locked) << "slabs " << slabs;
-      for (auto& kv : lk) {
-        std::copy(kv.second, kv.second + e.m[kv.first].size(), e.m[kv.first].begin());
-        host_free_locked(kv.second);
-      }
+      lc.copy_back();
       e.expect_outside_untouched(k);
       for (const char* f : {"th", "qv", "qc", "qr", "qi", "qs", "re_cloud", "re_ice", "re_snow"})
         for (std::size_t j = 0; j < k.nj; ++j)
@@ -327,18 +344,8 @@ TEST(Wsm5Gpu, PageLockedBadInputNamedAndUntouched) {
       cpu_msg = x.what();
     }
     ASSERT_FALSE(cpu_msg.empty()) << b.field;
-    std::map<std::string, float*> lk;
-    for (auto& kv : e.m) {
-      float* p = static_cast<float*>(host_alloc_locked(sizeof(float) * kv.second.size()));
-      std::copy(kv.second.begin(), kv.second.end(), p);
-      lk[kv.first] = p;
-    }
-    wsm5::State s = e.s;
-    s.th = lk["th"]; s.qv = lk["qv"]; s.qc = lk["qc"]; s.qr = lk["qr"]; s.qi = lk["qi"];
-    s.qs = lk["qs"]; s.den = lk["rho"]; s.pii = lk["pii"]; s.p = lk["p"]; s.delz = lk["dz"];
-    s.rain = lk["rainnc"]; s.rainncv = lk["rainncv"]; s.sr = lk["sr"]; s.snow = lk["snownc"];
-    s.snowncv = lk["snowncv"]; s.re_cloud = lk["re_cloud"]; s.re_ice = lk["re_ice"];
-    s.re_snow = lk["re_snow"];
+    LockedCopies lc(e);
+    const wsm5::State s = lc.state();
     wsm5::Options o = with_re();
     o.gpu_slabs = 3;
     std::string gpu_msg;
@@ -349,14 +356,13 @@ TEST(Wsm5Gpu, PageLockedBadInputNamedAndUntouched) {
     }
     EXPECT_EQ(gpu_msg, cpu_msg) << b.field;
     EXPECT_NE(gpu_msg.find(b.what), std::string::npos) << gpu_msg;
-    for (auto& kv : lk) {
+    for (auto& kv : lc.lk) {
       const std::vector<float>& before = e.m[kv.first];
       for (std::size_t q = 0; q < before.size(); ++q)
         if (!(kv.second[q] == before[q] || (std::isnan(kv.second[q]) && std::isnan(before[q])))) {
           ADD_FAILURE() << kv.first << "[" << q << "] changed on bad input (" << b.field << ")";
           break;
         }
-      host_free_locked(kv.second);
     }
   }
 }
