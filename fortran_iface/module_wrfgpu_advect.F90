@@ -10,7 +10,9 @@
 ! advects every moist species in one call (solve_em.F, before moist_variable_loop), and
 !   CALL wrfgpu_advect(1, 1, scalar(ims,kms,jms,im), scalar_old(ims,kms,jms,im),  &
 !        advect_tend(ims,kms,jms), h_tendency, z_tendency, ...)
-! replaces the advect_scalar_pd call of rk_scalar_tend for one species.
+! replaces the advect_scalar_pd call of rk_scalar_tend for one species. wrf_patch uses the
+! batched form: wrfgpu_advect_batch in solve_em.F before each variable loop, then
+! wrfgpu_advect_take in rk_scalar_tend (per-species wrfgpu_advect where nothing is held).
 ! flags(16) and dims(18) as in fortran_iface/advect_bridge.cpp; wrfgpu_advect_flags builds
 ! flags from the config_flags members, so WRF's derived type never enters this module.
 ! On error: with stat present, stat = 2 (bad input) / 1 (runtime) after the message is
@@ -21,6 +23,19 @@ MODULE module_wrfgpu_advect
   IMPLICIT NONE
   PRIVATE
   PUBLIC :: wrfgpu_advect, wrfgpu_advect_flags
+  PUBLIC :: wrfgpu_advect_batch, wrfgpu_advect_take, wrfgpu_advect_batch_end
+
+  ! Batched mode (wrf_patch/gpu: solve_em.F, once per Runge-Kutta step and 4-D array, before
+  ! its *_variable_loop). One library call advects species first..last over the whole patch;
+  ! the tendencies wait here until rk_scalar_tend, tile by tile and species by species, takes
+  ! them (wrfgpu_advect_take) in place of calling advect_scalar_pd / advect_scalar. A species'
+  ! advection reads only that species and the met fields, which the variable loop does not
+  ! change before the species' own turn, so the result is the one the loop would compute.
+  REAL, ALLOCATABLE, SAVE :: batch_tend(:,:,:,:)
+  INTEGER, SAVE :: batch_first = 1, batch_last = 0, batch_pd = -1
+  INTEGER, SAVE :: batch_box(6) = 0        ! ips, ipe, jps, jpe, kps, kpe of the held batch
+  LOGICAL, SAVE :: batch_said = .FALSE.
+  INTEGER, SAVE :: batch_off = -1          ! WRFGPU_ADVECT_BATCH=0 turns batching off (1)
 
   INTERFACE
     SUBROUTINE wrfgpu_advect_run(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom, &
@@ -94,5 +109,109 @@ CONTAINS
       ERROR STOP 1
     END IF
   END SUBROUTINE wrfgpu_advect
+
+  ! One call for species first..last of a WRF 4-D array (field = array(ims,kms,jms,first)),
+  ! patch ips..ipe x jps..jpe x kps..kpe. pd: 1 = advect_scalar_pd (last RK step, reads
+  ! field_old), 0 = advect_scalar (field only). flags as wrfgpu_advect_flags; tenddec must be
+  ! off (h/z tendencies are not held). what: the array's name, printed once.
+  SUBROUTINE wrfgpu_advect_batch(what, pd, first, last, field, field_old, ru, rv, rom, mut, mub, &
+       mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,             &
+       ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                               &
+       ips, ipe, jps, jpe, kps, kpe, backend, stat)
+    CHARACTER(LEN=*), INTENT(IN) :: what
+    INTEGER, INTENT(IN) :: pd, first, last, time_step, flags(16)
+    INTEGER, INTENT(IN) :: ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
+                           ips, ipe, jps, jpe, kps, kpe
+    REAL, INTENT(IN) :: field(*), field_old(*)
+    REAL, INTENT(IN) :: ru(*), rv(*), rom(*), mut(*), mub(*), mu_old(*), msftx(*), msfty(*)
+    REAL, INTENT(IN) :: c1(*), c2(*), fzm(*), fzp(*), rdzw(*)
+    REAL, INTENT(IN) :: rdx, rdy, dt
+    INTEGER, INTENT(IN), OPTIONAL :: backend
+    INTEGER, INTENT(OUT), OPTIONAL :: stat
+    INTEGER(C_INT) :: dims(18), ierr, b, f(16)
+    REAL(C_DOUBLE) :: t(4)
+    REAL(C_FLOAT) :: unused(1)
+    CHARACTER(LEN=8) :: env
+
+    CALL wrfgpu_advect_batch_end()
+    IF (batch_off < 0) THEN   ! WRFGPU_ADVECT_BATCH=0: per-species calls, as without this hook
+      CALL GET_ENVIRONMENT_VARIABLE('WRFGPU_ADVECT_BATCH', env)
+      batch_off = MERGE(1, 0, TRIM(env) == '0')
+      IF (batch_off == 1) WRITE(*, '(A)') 'wrfgpu: WRFGPU_ADVECT_BATCH=0: scalar advection '// &
+                                          'per species (no batched calls)'
+    END IF
+    IF (batch_off == 1) THEN
+      ierr = 0
+    ELSE IF (flags(16) /= 0) THEN
+      WRITE(0, '(A)') 'wrfgpu_advect_batch: tenddec (h/z tendency diagnostics) is not batched; '// &
+                      'call wrfgpu_advect per species instead'
+      ierr = 2
+    ELSE IF (last < first) THEN
+      ierr = 0
+    ELSE
+      IF (ALLOCATED(batch_tend)) THEN
+        IF (LBOUND(batch_tend, 1) /= ims .OR. UBOUND(batch_tend, 1) /= ime .OR.             &
+            LBOUND(batch_tend, 2) /= kms .OR. UBOUND(batch_tend, 2) /= kme .OR.             &
+            LBOUND(batch_tend, 3) /= jms .OR. UBOUND(batch_tend, 3) /= jme .OR.             &
+            LBOUND(batch_tend, 4) /= first .OR. UBOUND(batch_tend, 4) /= last)              &
+          DEALLOCATE(batch_tend)
+      END IF
+      IF (.NOT. ALLOCATED(batch_tend)) ALLOCATE(batch_tend(ims:ime, kms:kme, jms:jme, first:last))
+      batch_tend = 0.   ! as zero_tend before each species in rk_scalar_tend
+      dims = (/ ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
+                ips, ipe, jps, jpe, kps, kpe /)
+      b = 0
+      IF (PRESENT(backend)) b = backend
+      f = flags
+      IF (pd /= 0) THEN
+        CALL wrfgpu_advect_run(1_C_INT, INT(last - first + 1, C_INT), field, field_old, batch_tend, &
+             unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
+             rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b, t, ierr)
+      ELSE   ! advect_scalar(scalar, scalar, ...): field_old is not read
+        CALL wrfgpu_advect_run(0_C_INT, INT(last - first + 1, C_INT), field, field, batch_tend,    &
+             unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
+             rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b, t, ierr)
+      END IF
+      IF (ierr == 0) THEN
+        batch_first = first; batch_last = last; batch_pd = MERGE(1, 0, pd /= 0)
+        batch_box = (/ ips, ipe, jps, jpe, kps, kpe /)
+        IF (.NOT. batch_said) THEN
+          batch_said = .TRUE.
+          WRITE(*, '(A,A,A,I0,A)') 'wrfgpu: scalar advection of ', what, ' batched: ', &
+               last - first + 1, ' species in one call per Runge-Kutta step'
+        END IF
+      END IF
+    END IF
+    IF (PRESENT(stat)) THEN
+      stat = ierr
+    ELSE IF (ierr /= 0) THEN
+      WRITE(0, '(A,I0)') 'wrfgpu_advect_batch: failed, status ', ierr
+      ERROR STOP 1
+    END IF
+  END SUBROUTINE wrfgpu_advect_batch
+
+  ! rk_scalar_tend, species im, tile its..ite x jts..jte x kts..kte: took = .TRUE. and tend set
+  ! from the held batch when it holds species im for this kind of step (pd as above) and the
+  ! tile lies in its patch; otherwise took = .FALSE., tend untouched (compute it as before).
+  SUBROUTINE wrfgpu_advect_take(im, pd, tend, took, ims, ime, kms, kme, jms, jme, &
+                                its, ite, kts, kte, jts, jte)
+    INTEGER, INTENT(IN) :: im, pd, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte
+    REAL, INTENT(INOUT) :: tend(ims:ime, kms:kme, jms:jme)
+    LOGICAL, INTENT(OUT) :: took
+    took = im >= batch_first .AND. im <= batch_last .AND. MERGE(1, 0, pd /= 0) == batch_pd
+    IF (took) took = its >= batch_box(1) .AND. ite <= batch_box(2) .AND. &
+                     jts >= batch_box(3) .AND. jte <= batch_box(4) .AND. &
+                     kts >= batch_box(5) .AND. kte <= batch_box(6)
+    IF (took) took = LBOUND(batch_tend, 1) == ims .AND. UBOUND(batch_tend, 1) == ime .AND. &
+                     LBOUND(batch_tend, 2) == kms .AND. UBOUND(batch_tend, 2) == kme .AND. &
+                     LBOUND(batch_tend, 3) == jms .AND. UBOUND(batch_tend, 3) == jme
+    IF (.NOT. took) RETURN
+    tend(its:ite, kts:kte, jts:jte) = batch_tend(its:ite, kts:kte, jts:jte, im)
+  END SUBROUTINE wrfgpu_advect_take
+
+  ! After the variable loop: nothing is held any more (the memory is kept for the next call).
+  SUBROUTINE wrfgpu_advect_batch_end()
+    batch_first = 1; batch_last = 0; batch_pd = -1
+  END SUBROUTINE wrfgpu_advect_batch_end
 
 END MODULE module_wrfgpu_advect

@@ -35,6 +35,7 @@ struct Prepared {
   Box ring;                 // tile + 1 in i and j (pd limiter cells that matter)
   Box region;               // bounding box of everything read from 3-D/2-D arrays (k: kts..ktf)
   bool fo_is_f = false;     // field_old == field (RK1/RK2): copied once
+  bool empty = false;       // no mass point in the tile (e.g. jts = jde): WRF's loops do nothing
 };
 
 // A View of the caller's arrays (CPU backend).

@@ -305,6 +305,26 @@ TEST(AdvectionApi, AccumulateAddsToTendency) {
   EXPECT_EQ(a.tendency[d.idx3(d.ims, 1, d.jms)], 0.0f);
 }
 
+// A tile holding only the staggered end row (jts = jte = jde), as WRF's OpenMP tiling of a
+// narrow patch can make: WRF's loops run zero times; the call must succeed and write nothing.
+TEST(AdvectionApi, TileOnStaggeredEndRowWritesNothing) {
+  SynthSpec sp;
+  sp.nspec = 2; sp.seed = 5;
+  SynthCase c = make_synth(sp);
+  for (auto& x : c.tendency) x = -7.0f;
+  AdvectInputs in = c.inputs();
+  in.dims.jts = in.dims.jte = in.dims.jde;
+  for (Backend b : {Backend::Cpu, Backend::Gpu}) {
+    if (b == Backend::Gpu && gpu_count() == 0) continue;
+    for (bool pd : {true, false}) {
+      AdvectTimings t;
+      if (pd) run_pd(b, Mode::Strict, in, &t); else run_unlimited(b, Mode::Strict, in, &t);
+      EXPECT_STREQ(t.backend, "none");
+      for (float x : c.tendency) ASSERT_EQ(x, -7.0f);
+    }
+  }
+}
+
 // ---- bad input --------------------------------------------------------------------------------
 TEST(AdvectionApi, RejectsBadInput) {
   SynthSpec sp;
