@@ -34,7 +34,7 @@ MODULE module_wrfgpu_advect
   REAL, ALLOCATABLE, SAVE :: batch_tend(:,:,:,:)
   INTEGER, SAVE :: batch_first = 1, batch_last = 0, batch_pd = -1
   INTEGER, SAVE :: batch_box(6) = 0        ! ips, ipe, jps, jpe, kps, kpe of the held batch
-  LOGICAL, SAVE :: batch_said = .FALSE.
+  CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
   INTEGER, SAVE :: batch_off = -1          ! WRFGPU_ADVECT_BATCH=0 turns batching off (1)
 
   INTERFACE
@@ -175,8 +175,8 @@ CONTAINS
       IF (ierr == 0) THEN
         batch_first = first; batch_last = last; batch_pd = MERGE(1, 0, pd /= 0)
         batch_box = (/ ips, ipe, jps, jpe, kps, kpe /)
-        IF (.NOT. batch_said) THEN
-          batch_said = .TRUE.
+        IF (.NOT. ANY(batch_said == what)) THEN   ! once per array
+          IF (ANY(batch_said == '')) batch_said(FINDLOC(batch_said, '', 1)) = what
           WRITE(*, '(A,A,A,I0,A)') 'wrfgpu: scalar advection of ', what, ' batched: ', &
                last - first + 1, ' species in one call per Runge-Kutta step'
         END IF

@@ -12,6 +12,7 @@
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 #include "advection_impl.h"
@@ -28,9 +29,20 @@ struct KBox {  // box passed to kernels
 };
 KBox kbox(const Box& b) { return KBox{b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj()}; }
 
+// Minimum resident blocks of 128 threads per SM for the advection kernels (caps registers per
+// thread; 0 = let the compiler choose). Measured on an H100: docs/performance.md.
+#ifndef WRFGPU_ADV_MINB
+#define WRFGPU_ADV_MINB 4
+#endif
+#if WRFGPU_ADV_MINB > 0
+#define WRFGPU_ADV_BOUNDS __launch_bounds__(128, WRFGPU_ADV_MINB)
+#else
+#define WRFGPU_ADV_BOUNDS __launch_bounds__(128)
+#endif
+
 // Stage 1: one thread per ring cell (i fastest), species of the group split over blockIdx.z
 // in chunks of spt; geometry of the six faces once per cell.
-__global__ void k_pd_scale(View v, float* __restrict__ scale, KBox r, int i_t0, int i_t1,
+__global__ void WRFGPU_ADV_BOUNDS k_pd_scale(View v, float* __restrict__ scale, KBox r, int i_t0, int i_t1,
                            int j_t0, int j_t1, int ns, int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int lk = (blockIdx.y % ((r.nk + blockDim.y - 1) / blockDim.y)) * blockDim.y + threadIdx.y;
@@ -51,7 +63,7 @@ __global__ void k_pd_scale(View v, float* __restrict__ scale, KBox r, int i_t0, 
 }
 
 // Stage 2: one thread per tile cell; outputs in a dense tile box (v.mo), species stride v.ost.
-__global__ void k_pd_tend(View v, const float* __restrict__ scale, KBox r, KBox t, int ns,
+__global__ void WRFGPU_ADV_BOUNDS k_pd_tend(View v, const float* __restrict__ scale, KBox r, KBox t, int ns,
                           int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
@@ -77,7 +89,7 @@ __global__ void k_pd_tend(View v, const float* __restrict__ scale, KBox r, KBox 
   }
 }
 
-__global__ void k_un_tend(View v, KBox t, int ns, int spt) {
+__global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
   const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
@@ -171,10 +183,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const bool acc = in.accumulate;
   // species per group
   int G = opt.species_per_group;
+  if (G <= 0)
+    if (const char* e = std::getenv("WRFGPU_ADVECT_GROUP")) G = std::atoi(e);
   if (G <= 0) G = std::max(1, std::min(16, (ns + 5) / 6));
   G = std::min(G, ns);
   const int ngroups = (ns + G - 1) / G;
-  const int spt = std::max(1, opt.species_per_thread);
+  int spt = opt.species_per_thread;
+  if (spt <= 0)
+    if (const char* e = std::getenv("WRFGPU_ADVECT_SPT")) spt = std::atoi(e);
+  if (spt <= 0) spt = 4;
 
   // ---- met fields: one packed buffer ------------------------------------------------------
   const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
