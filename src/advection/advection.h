@@ -72,8 +72,8 @@ struct AdvectTimings {
 // 0 = automatic, which the environment can set for tuning without rebuilding:
 // WRFGPU_ADVECT_GROUP (species per transfer group), WRFGPU_ADVECT_SPT (species per thread).
 struct GpuOptions {
-  int species_per_group = 0;  // 0: automatic (about 6 groups, at most 16 species each)
-  int species_per_thread = 0; // tracers one thread loops over (geometry computed once); 0: 4
+  int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each)
+  int species_per_thread = 0; // tracers one thread loops over (geometry computed once); 0: 8
 };
 
 // Positive-definite advection (advect_scalar_pd). Throws InputError (bad input; nothing is

@@ -7,8 +7,9 @@
 //   met fields (ru, rv, rom, 2-D, 1-D): packed once into pinned memory, one H2D on stream 0;
 //   tracers in groups of G species, double buffered over two streams: while the GPU works on
 //   group g, the host packs group g+1 (field, and field_old unless it is the same array) into
-//   the other pinned slot; per group: H2D -> stage 1 (limiter scales, ring cells) -> stage 2
-//   (tendency of the tile) -> D2H of the tile only -> host unpacks into the WRF array.
+//   the other pinned slot; per group: H2D -> (pd) stage 0 (each face flux once) -> stage 1
+//   (limiter scales, ring cells) -> stage 2 (tendency of the tile) -> D2H of the tile only ->
+//   host unpacks into the WRF array.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
 #include <algorithm>
 #include <chrono>
@@ -89,6 +90,129 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend(View v, const float* __restrict__ sc
   }
 }
 
+// ---- the same two stages with each face flux computed once (default) -----------------------
+// Stage 0 computes the antidiffusive and low-order flux of every face the stages read, once per
+// face (the two cells of a face and the two stages used to compute it four times), into flux
+// [species][6][face box]: x hi, x lo, y hi, y lo, z hi, z lo of the faces at i, j, k. The face
+// box is the ring plus one face in i, j and k. A face is computed only where a cell that
+// computes it in WRF reads it: a limiter cell (stage 1, all six faces), or a tile cell (stage
+// 2; x faces where xdiv_cell, y faces where ydiv_cell), so nothing outside WRF's reads is read.
+// The face functions are the same as the CPU backend's: bitwise identical results.
+struct FaceUse {
+  KBox r;                  // ring
+  int ti0, ti1, tj0, tj1;  // tile
+  __device__ bool tile(int i, int j) const { return i >= ti0 && i <= ti1 && j >= tj0 && j <= tj1; }
+  __device__ bool lim(const View& v, int i, int j) const {
+    if (i < r.i0 || i >= r.i0 + r.ni || j < r.j0 || j >= r.j0 + r.nj) return false;
+    const bool corner = (i < ti0 || i > ti1) && (j < tj0 || j > tj1);
+    return !corner && pd_in_limiter(v, i, j);
+  }
+  __device__ bool x(const View& v, int i, int j) const { return lim(v, i, j) || (tile(i, j) && xdiv_cell(v, i)); }
+  __device__ bool y(const View& v, int i, int j) const { return lim(v, i, j) || (tile(i, j) && ydiv_cell(v, j)); }
+  __device__ bool z(const View& v, int i, int j) const { return lim(v, i, j) || tile(i, j); }
+};
+struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
+  const float* p;
+  KBox b;
+  std::size_t n;   // cells of the box
+  __device__ std::size_t at(int i, int k, int j) const {
+    return (std::size_t)(i - b.i0) + (std::size_t)b.ni * ((std::size_t)(k - b.k0) + (std::size_t)b.nk * (j - b.j0));
+  }
+  __device__ Flux get(int s, int comp, std::size_t c) const {
+    const float* q = p + ((std::size_t)s * 6 + comp) * n + c;
+    return Flux{q[0], q[n]};
+  }
+};
+
+__global__ void WRFGPU_ADV_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
+                                             int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (fb.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= fb.ni || lk >= fb.nk || lj >= fb.nj) return;
+  const int i = fb.i0 + li, k = fb.k0 + lk, j = fb.j0 + lj;
+  const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
+  const std::size_t c = (std::size_t)li + (std::size_t)fb.ni * (lk + (std::size_t)fb.nk * lj);
+  const bool dx = u.x(v, i, j) || u.x(v, i - 1, j);
+  const bool dy = u.y(v, i, j) || u.y(v, i, j - 1);
+  const bool dz = u.z(v, i, j);
+  if (!(dx || dy || dz)) return;
+  Face fx{}, fy{}, fz{};
+  if (dx) fx = pd_xface(v, i, k, j);
+  if (dy) fy = pd_yface(v, i, k, j);
+  if (dz) fz = pd_zface(v, i, k, j);
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  for (int s = s0; s < s1; ++s) {
+    const std::size_t so = (std::size_t)s * v.sst;
+    float* o = flux + (std::size_t)s * 6 * n + c;
+    if (dx) { const Flux q = pd_xflux(v, fx, so, i, k, j); o[0] = q.hi; o[n] = q.lo; }
+    if (dy) { const Flux q = pd_yflux(v, fy, so, i, k, j); o[2 * n] = q.hi; o[3 * n] = q.lo; }
+    if (dz) { const Flux q = pd_zflux(v, fz, so, i, k, j); o[4 * n] = q.hi; o[5 * n] = q.lo; }
+  }
+}
+
+// Stage 1 from the stage-0 fluxes (pd_cell_scale's arithmetic).
+__global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __restrict__ scale, KBox r,
+                                               int i_t0, int i_t1, int j_t0, int j_t1, int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lk = (blockIdx.y % ((r.nk + blockDim.y - 1) / blockDim.y)) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / ((r.nk + blockDim.y - 1) / blockDim.y);
+  if (li >= r.ni || lk >= r.nk || lj >= r.nj) return;
+  const int i = r.i0 + li, k = r.k0 + lk, j = r.j0 + lj;
+  const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
+  const std::size_t c = (std::size_t)li + (std::size_t)r.ni * (lk + (std::size_t)r.nk * lj);
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  const bool corner = (i < i_t0 || i > i_t1) && (j < j_t0 || j > j_t1);
+  if (corner || !pd_in_limiter(v, i, j)) {
+    for (int s = s0; s < s1; ++s) scale[(std::size_t)s * rsz + c] = 1.0f;
+    return;
+  }
+  const std::size_t f0 = fl.at(i, k, j);
+  const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
+  for (int s = s0; s < s1; ++s) {
+    CellFlux q;
+    q.x0 = fl.get(s, 0, f0); q.x1 = fl.get(s, 0, fx1);
+    q.y0 = fl.get(s, 2, f0); q.y1 = fl.get(s, 2, fy1);
+    q.z0 = fl.get(s, 4, f0); q.z1 = fl.get(s, 4, fz1);
+    const std::size_t so = (std::size_t)s * v.sst;
+    scale[(std::size_t)s * rsz + c] = pd_scale(pd_ph_low(v, q, so, i, k, j), pd_flux_out(v, q, i, k, j));
+  }
+}
+
+// Stage 2 from the stage-0 fluxes (pd_cell_tendency_q).
+__global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* __restrict__ scale,
+                                              KBox r, KBox t, int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
+  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
+  const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
+  const std::size_t f0 = fl.at(i, k, j);
+  const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
+  ScaleLookup sc;
+  sc.i0 = r.i0; sc.ni = r.ni; sc.k0 = r.k0; sc.nk = r.nk; sc.j0 = r.j0;
+  sc.i = i; sc.k = k; sc.j = j;
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  for (int s = s0; s < s1; ++s) {
+    sc.p = scale + (std::size_t)s * rsz;
+    CellFlux q{};
+    q.z0 = fl.get(s, 4, f0); q.z1 = fl.get(s, 4, fz1);
+    if (xd) { q.x0 = fl.get(s, 0, f0); q.x1 = fl.get(s, 0, fx1); }
+    if (yd) { q.y0 = fl.get(s, 2, f0); q.y1 = fl.get(s, 2, fy1); }
+    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+    const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
+    const PdOut res = pd_cell_tendency_q(v, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
+    v.tend[o] = res.t;
+    if (v.htend) v.htend[o] = res.h;
+    if (v.ztend) v.ztend[o] = res.z;
+  }
+}
+
 __global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
@@ -108,7 +232,7 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
 // thread-safe (WRF calls from one thread per rank).
 struct Slot {
   PinnedBuffer<float> pin_in, pin_out;
-  DeviceBuffer<float> d_in, d_out, d_scale;
+  DeviceBuffer<float> d_in, d_out, d_scale, d_flux;
   cudaEvent_t ev[4];  // start, h2d done, kernels done, d2h done
 };
 struct State {
@@ -185,13 +309,25 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int G = opt.species_per_group;
   if (G <= 0)
     if (const char* e = std::getenv("WRFGPU_ADVECT_GROUP")) G = std::atoi(e);
-  if (G <= 0) G = std::max(1, std::min(16, (ns + 5) / 6));
+  // About 6 groups (the copies of one overlap the kernels of another), but at least 3 species
+  // per group (a group's kernels compute each cell's face geometry once for all its species)
+  // and at most 16 (pinned and device buffers). docs/performance.md has the measurements.
+  if (G <= 0) G = std::min(16, std::max((ns + 5) / 6, std::min(ns, 3)));
   G = std::min(G, ns);
   const int ngroups = (ns + G - 1) / G;
   int spt = opt.species_per_thread;
   if (spt <= 0)
     if (const char* e = std::getenv("WRFGPU_ADVECT_SPT")) spt = std::atoi(e);
-  if (spt <= 0) spt = 4;
+  if (spt <= 0) spt = 8;
+  // WRFGPU_ADVECT_FACES=0: the two-stage kernels that recompute each face (for comparison).
+  static const bool faces_env = [] {
+    const char* e = std::getenv("WRFGPU_ADVECT_FACES");
+    return !(e && e[0] == '0');
+  }();
+  const bool faces = p.pd && faces_env;
+  Box FB = RG;  // faces of the ring cells: one more in i, j and k
+  FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
+  const std::size_t fb3 = faces ? FB.size() : 0;
 
   // ---- met fields: one packed buffer ------------------------------------------------------
   const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
@@ -246,6 +382,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     sl.d_in.reserve(in_per_sp * G);
     sl.d_out.reserve(out_per_sp * G);
     sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
+    if (faces) sl.d_flux.reserve(std::max<std::size_t>(1, 6 * fb3 * G));
   }
   const dim3 blk(32, 4, 1);
   auto grid_for = [&](const Box& b, int g) {
@@ -326,7 +463,17 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     }
     {
       NvtxRange nr("advect kernels");
-      if (p.pd) {
+      if (faces) {
+        FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
+        k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
+        const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
+        k_pd_scale_q<<<grid_for(RG, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), T.i0,
+                                                         T.i1, T.j0, T.j1, gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale_q");
+        k_pd_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend_q");
+      } else if (p.pd) {
         k_pd_scale<<<grid_for(RG, gn), blk, 0, strm>>>(vg, S.d_scale.data(), kbox(RG), T.i0, T.i1,
                                                        T.j0, T.j1, gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale");

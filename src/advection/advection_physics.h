@@ -435,40 +435,55 @@ struct ScaleLookup {
 struct PdOut {
   float t, h, z;
 };
+// From the cell's face fluxes q (z always; x when xdiv_cell(i), y when ydiv_cell(j)).
 template <class ScaleFn>
-WRFGPU_HD PdOut pd_cell_tendency(const View& v, const CellFaces& c, std::size_t s, int i, int k,
-                                 int j, float t0, float h0, const ScaleFn& sc) {
+WRFGPU_HD PdOut pd_cell_tendency_q(const View& v, const CellFlux& q, std::size_t s, int i, int k,
+                                   int j, float t0, float h0, const ScaleFn& sc) {
   const float s0 = sc(0, 0, 0);
   PdOut o;
   float t = open_terms(v, s, i, k, j, t0);
   {
-    const Flux q0 = pd_zflux(v, c.z0, s, i, k, j), q1 = pd_zflux(v, c.z1, s, i, k + 1, j);
-    const float a0 = limited_z(q0.hi, sc(0, -1, 0), s0);
-    const float a1 = limited_z(q1.hi, s0, sc(0, 1, 0));
-    const float d = v.A1(v.rdzw, k) * (a1 - a0 + q1.lo - q0.lo);
+    const float a0 = limited_z(q.z0.hi, sc(0, -1, 0), s0);
+    const float a1 = limited_z(q.z1.hi, s0, sc(0, 1, 0));
+    const float d = v.A1(v.rdzw, k) * (a1 - a0 + q.z1.lo - q.z0.lo);
     t = t - d;
     o.z = 0.0f - d;
   }
   float h = h0;
   if (xdiv_cell(v, i)) {
-    const Flux q0 = pd_xflux(v, c.x0, s, i, k, j), q1 = pd_xflux(v, c.x1, s, i + 1, k, j);
-    const float a0 = limited_h(q0.hi, sc(-1, 0, 0), s0);
-    const float a1 = limited_h(q1.hi, s0, sc(1, 0, 0));
-    const float d = v.A2(v.msftx, i, j) * (v.rdx * (a1 - a0 + q1.lo - q0.lo));
+    const float a0 = limited_h(q.x0.hi, sc(-1, 0, 0), s0);
+    const float a1 = limited_h(q.x1.hi, s0, sc(1, 0, 0));
+    const float d = v.A2(v.msftx, i, j) * (v.rdx * (a1 - a0 + q.x1.lo - q.x0.lo));
     t = t - d;
     h = 0.0f - d;
   }
   if (ydiv_cell(v, j)) {
-    const Flux q0 = pd_yflux(v, c.y0, s, i, k, j), q1 = pd_yflux(v, c.y1, s, i, k, j + 1);
-    const float a0 = limited_h(q0.hi, sc(0, 0, -1), s0);
-    const float a1 = limited_h(q1.hi, s0, sc(0, 0, 1));
-    const float d = v.A2(v.msftx, i, j) * (v.rdy * (a1 - a0 + q1.lo - q0.lo));
+    const float a0 = limited_h(q.y0.hi, sc(0, 0, -1), s0);
+    const float a1 = limited_h(q.y1.hi, s0, sc(0, 0, 1));
+    const float d = v.A2(v.msftx, i, j) * (v.rdy * (a1 - a0 + q.y1.lo - q.y0.lo));
     t = t - d;
     h = h - d;
   }
   o.t = t;
   o.h = h;
   return o;
+}
+// From the face geometry c: the fluxes the cell needs, then as above.
+template <class ScaleFn>
+WRFGPU_HD PdOut pd_cell_tendency(const View& v, const CellFaces& c, std::size_t s, int i, int k,
+                                 int j, float t0, float h0, const ScaleFn& sc) {
+  CellFlux q{};
+  q.z0 = pd_zflux(v, c.z0, s, i, k, j);
+  q.z1 = pd_zflux(v, c.z1, s, i, k + 1, j);
+  if (xdiv_cell(v, i)) {
+    q.x0 = pd_xflux(v, c.x0, s, i, k, j);
+    q.x1 = pd_xflux(v, c.x1, s, i + 1, k, j);
+  }
+  if (ydiv_cell(v, j)) {
+    q.y0 = pd_yflux(v, c.y0, s, i, k, j);
+    q.y1 = pd_yflux(v, c.y1, s, i, k, j + 1);
+  }
+  return pd_cell_tendency_q(v, q, s, i, k, j, t0, h0, sc);
 }
 
 // ---- advect_scalar (RK1/RK2): tendency of one tile cell, no limiter -------------------------
