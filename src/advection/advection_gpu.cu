@@ -7,9 +7,9 @@
 //   met fields (ru, rv, rom, 2-D, 1-D): packed once into pinned memory, one H2D on stream 0;
 //   tracers in groups of G species, double buffered over two streams: while the GPU works on
 //   group g, the host packs group g+1 (field, and field_old unless it is the same array) into
-//   the other pinned slot; per group: H2D -> (pd) stage 0 (each face flux once) -> stage 1
-//   (limiter scales, ring cells) -> stage 2 (tendency of the tile) -> D2H of the tile only ->
-//   host unpacks into the WRF array.
+//   the other pinned slot; per group: H2D -> each face flux once -> (pd) limiter scales of the
+//   ring cells -> tendency of the tile -> D2H of the tile only -> host unpacks into the WRF
+//   array.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
 #include <algorithm>
 #include <chrono>
@@ -213,6 +213,55 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
   }
 }
 
+// advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
+// flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
+__global__ void WRFGPU_ADV_BOUNDS k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
+                                             int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (fb.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= fb.ni || lk >= fb.nk || lj >= fb.nj) return;
+  const int i = fb.i0 + li, k = fb.k0 + lk, j = fb.j0 + lj;
+  const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
+  const std::size_t c = (std::size_t)li + (std::size_t)fb.ni * (lk + (std::size_t)fb.nk * lj);
+  const bool dx = u.x(v, i, j) || u.x(v, i - 1, j);
+  const bool dy = u.y(v, i, j) || u.y(v, i, j - 1);
+  const bool dz = u.z(v, i, j);
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  for (int s = s0; s < s1; ++s) {
+    const std::size_t so = (std::size_t)s * v.sst;
+    float* o = flux + (std::size_t)s * 3 * n + c;
+    if (dx) o[0] = un_xflux(v, so, i, k, j);
+    if (dy) o[n] = un_yflux(v, so, i, k, j);
+    if (dz) o[2 * n] = un_zflux(v, so, i, k, j);
+  }
+}
+
+__global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns, int spt) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
+  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
+  const std::size_t f0 = fl.at(i, k, j);
+  const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
+  const std::size_t n = fl.n;
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  for (int s = s0; s < s1; ++s) {
+    const float* p = fl.p + (std::size_t)s * 3 * n;
+    UnFlux q{};
+    if (xd) { q.x0 = p[f0]; q.x1 = p[fx1]; }
+    if (yd) { q.y0 = p[n + f0]; q.y1 = p[n + fy1]; }
+    q.z0 = p[2 * n + f0]; q.z1 = p[2 * n + fz1];
+    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+    v.tend[o] = un_cell_tendency_q(v, q, (std::size_t)s * v.sst, i, k, j, t0);
+  }
+}
+
 __global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
@@ -319,15 +368,16 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   if (spt <= 0)
     if (const char* e = std::getenv("WRFGPU_ADVECT_SPT")) spt = std::atoi(e);
   if (spt <= 0) spt = 8;
-  // WRFGPU_ADVECT_FACES=0: the two-stage kernels that recompute each face (for comparison).
+  // WRFGPU_ADVECT_FACES=0: the kernels that recompute each face in every cell (for comparison).
   static const bool faces_env = [] {
     const char* e = std::getenv("WRFGPU_ADVECT_FACES");
     return !(e && e[0] == '0');
   }();
-  const bool faces = p.pd && faces_env;
-  Box FB = RG;  // faces of the ring cells: one more in i, j and k
+  const bool faces = faces_env;
+  Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
   const std::size_t fb3 = faces ? FB.size() : 0;
+  const int ncomp = p.pd ? 6 : 3;  // flux components per face and species
 
   // ---- met fields: one packed buffer ------------------------------------------------------
   const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
@@ -382,7 +432,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     sl.d_in.reserve(in_per_sp * G);
     sl.d_out.reserve(out_per_sp * G);
     sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
-    if (faces) sl.d_flux.reserve(std::max<std::size_t>(1, 6 * fb3 * G));
+    if (faces) sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
   }
   const dim3 blk(32, 4, 1);
   auto grid_for = [&](const Box& b, int g) {
@@ -463,7 +513,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     }
     {
       NvtxRange nr("advect kernels");
-      if (faces) {
+      if (faces && p.pd) {
         FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
         k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
@@ -479,6 +529,13 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale");
         k_pd_tend<<<grid_for(T, gn), blk, 0, strm>>>(vg, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend");
+      } else if (faces) {
+        FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
+        k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
+        const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
+        k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
       } else {
         k_un_tend<<<grid_for(T, gn), blk, 0, strm>>>(vg, kbox(T), gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend");

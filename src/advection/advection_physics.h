@@ -519,18 +519,37 @@ WRFGPU_HD float un_zflux(const View& v, std::size_t s, int i, int k, int j) {
                           v.F(s, i, k + 1, j), -vel, v.ts);
   return vel * (v.A1(v.fzm, k) * v.F(s, i, k, j) + v.A1(v.fzp, k) * v.F(s, i, k - 1, j));
 }
-WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int j, float t) {
+// From the cell's face fluxes (y when ydiv_cell(j), x when xdiv_cell(i), z always).
+struct UnFlux {
+  float x0, x1, y0, y1, z0, z1;
+};
+WRFGPU_HD float un_cell_tendency_q(const View& v, const UnFlux& q, std::size_t s, int i, int k,
+                                   int j, float t) {
   if (ydiv_cell(v, j)) {
     const float mrdy = v.A2(v.msftx, i, j) * v.rdy;
-    t = t - mrdy * (un_yflux(v, s, i, k, j + 1) - un_yflux(v, s, i, k, j));
+    t = t - mrdy * (q.y1 - q.y0);
   }
   if (xdiv_cell(v, i)) {
     const float mrdx = v.A2(v.msftx, i, j) * v.rdx;
-    t = t - mrdx * (un_xflux(v, s, i + 1, k, j) - un_xflux(v, s, i, k, j));
+    t = t - mrdx * (q.x1 - q.x0);
   }
   t = open_terms(v, s, i, k, j, t);
-  t = t - v.A1(v.rdzw, k) * (un_zflux(v, s, i, k + 1, j) - un_zflux(v, s, i, k, j));
+  t = t - v.A1(v.rdzw, k) * (q.z1 - q.z0);
   return t;
+}
+WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int j, float t) {
+  UnFlux q{};
+  if (ydiv_cell(v, j)) {
+    q.y0 = un_yflux(v, s, i, k, j);
+    q.y1 = un_yflux(v, s, i, k, j + 1);
+  }
+  if (xdiv_cell(v, i)) {
+    q.x0 = un_xflux(v, s, i, k, j);
+    q.x1 = un_xflux(v, s, i + 1, k, j);
+  }
+  q.z0 = un_zflux(v, s, i, k, j);
+  q.z1 = un_zflux(v, s, i, k + 1, j);
+  return un_cell_tendency_q(v, q, s, i, k, j, t);
 }
 
 }  // namespace WRFGPU_MODE_NS
