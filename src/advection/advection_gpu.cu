@@ -40,6 +40,15 @@ KBox kbox(const Box& b) { return KBox{b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj()};
 #else
 #define WRFGPU_ADV_BOUNDS __launch_bounds__(128)
 #endif
+// The same for the face kernels (k_pd_faces, k_un_faces): 8 (64 registers) measured best.
+#ifndef WRFGPU_ADV_FACES_MINB
+#define WRFGPU_ADV_FACES_MINB 8
+#endif
+#if WRFGPU_ADV_FACES_MINB > 0
+#define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128, WRFGPU_ADV_FACES_MINB)
+#else
+#define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128)
+#endif
 
 // Stage 1: one thread per ring cell (i fastest), species of the group split over blockIdx.z
 // in chunks of spt; geometry of the six faces once per cell.
@@ -124,7 +133,7 @@ struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
   }
 };
 
-__global__ void WRFGPU_ADV_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
+__global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
                                              int ns, int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (fb.nk + blockDim.y - 1) / blockDim.y;
@@ -215,7 +224,7 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 
 // advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
-__global__ void WRFGPU_ADV_BOUNDS k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
+__global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
                                              int ns, int spt) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (fb.nk + blockDim.y - 1) / blockDim.y;
