@@ -30,6 +30,23 @@ struct KBox {  // box passed to kernels
 };
 KBox kbox(const Box& b) { return KBox{b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj()}; }
 
+// The cell of this thread in box b, as grid_for lays the grid out (x: i; y: the k blocks of
+// each j row; z: species chunks); false past the box. c: the cell's dense index in b.
+struct ThreadCell {
+  int i, k, j;
+  std::size_t c;
+};
+__device__ bool thread_cell(const KBox& b, ThreadCell& t) {
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nkb = (b.nk + blockDim.y - 1) / blockDim.y;
+  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
+  const int lj = blockIdx.y / nkb;
+  if (li >= b.ni || lk >= b.nk || lj >= b.nj) return false;
+  t.i = b.i0 + li; t.k = b.k0 + lk; t.j = b.j0 + lj;
+  t.c = (std::size_t)li + (std::size_t)b.ni * (lk + (std::size_t)b.nk * lj);
+  return true;
+}
+
 // Minimum resident blocks of 128 threads per SM for the advection kernels (caps registers per
 // thread; 0 = let the compiler choose). Measured on an H100: docs/performance.md.
 #ifndef WRFGPU_ADV_MINB
@@ -54,13 +71,11 @@ KBox kbox(const Box& b) { return KBox{b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj()};
 // in chunks of spt; geometry of the six faces once per cell.
 __global__ void WRFGPU_ADV_BOUNDS k_pd_scale(View v, float* __restrict__ scale, KBox r, int i_t0, int i_t1,
                            int j_t0, int j_t1, int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int lk = (blockIdx.y % ((r.nk + blockDim.y - 1) / blockDim.y)) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / ((r.nk + blockDim.y - 1) / blockDim.y);
-  if (li >= r.ni || lk >= r.nk || lj >= r.nj) return;
-  const int i = r.i0 + li, k = r.k0 + lk, j = r.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(r, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
-  const std::size_t c = (std::size_t)li + (std::size_t)r.ni * (lk + (std::size_t)r.nk * lj);
+  const std::size_t c = tc.c;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   const bool corner = (i < i_t0 || i > i_t1) && (j < j_t0 || j > j_t1);
   if (corner || !pd_in_limiter(v, i, j)) {
@@ -75,12 +90,9 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_scale(View v, float* __restrict__ scale, 
 // Stage 2: one thread per tile cell; outputs in a dense tile box (v.mo), species stride v.ost.
 __global__ void WRFGPU_ADV_BOUNDS k_pd_tend(View v, const float* __restrict__ scale, KBox r, KBox t, int ns,
                           int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
-  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
-  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(t, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
   const CellFaces cf = pd_cell_faces(v, i, k, j, xdiv_cell(v, i), ydiv_cell(v, j));
   ScaleLookup sc;
@@ -135,14 +147,11 @@ struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
 
 __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
                                              int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nkb = (fb.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
-  if (li >= fb.ni || lk >= fb.nk || lj >= fb.nj) return;
-  const int i = fb.i0 + li, k = fb.k0 + lk, j = fb.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(fb, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
-  const std::size_t c = (std::size_t)li + (std::size_t)fb.ni * (lk + (std::size_t)fb.nk * lj);
+  const std::size_t c = tc.c;
   const bool dx = u.x(v, i, j) || u.x(v, i - 1, j);
   const bool dy = u.y(v, i, j) || u.y(v, i, j - 1);
   const bool dz = u.z(v, i, j);
@@ -164,13 +173,11 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
 // Stage 1 from the stage-0 fluxes (pd_cell_scale's arithmetic).
 __global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __restrict__ scale, KBox r,
                                                int i_t0, int i_t1, int j_t0, int j_t1, int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int lk = (blockIdx.y % ((r.nk + blockDim.y - 1) / blockDim.y)) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / ((r.nk + blockDim.y - 1) / blockDim.y);
-  if (li >= r.ni || lk >= r.nk || lj >= r.nj) return;
-  const int i = r.i0 + li, k = r.k0 + lk, j = r.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(r, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
-  const std::size_t c = (std::size_t)li + (std::size_t)r.ni * (lk + (std::size_t)r.nk * lj);
+  const std::size_t c = tc.c;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   const bool corner = (i < i_t0 || i > i_t1) && (j < j_t0 || j > j_t1);
   if (corner || !pd_in_limiter(v, i, j)) {
@@ -192,12 +199,9 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __rest
 // Stage 2 from the stage-0 fluxes (pd_cell_tendency_q).
 __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* __restrict__ scale,
                                               KBox r, KBox t, int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
-  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
-  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(t, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
   const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
   const std::size_t f0 = fl.at(i, k, j);
@@ -226,14 +230,11 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
 __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
                                              int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nkb = (fb.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
-  if (li >= fb.ni || lk >= fb.nk || lj >= fb.nj) return;
-  const int i = fb.i0 + li, k = fb.k0 + lk, j = fb.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(fb, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
-  const std::size_t c = (std::size_t)li + (std::size_t)fb.ni * (lk + (std::size_t)fb.nk * lj);
+  const std::size_t c = tc.c;
   const bool dx = u.x(v, i, j) || u.x(v, i - 1, j);
   const bool dy = u.y(v, i, j) || u.y(v, i, j - 1);
   const bool dz = u.z(v, i, j);
@@ -248,12 +249,9 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ f
 }
 
 __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
-  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
-  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(t, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
   const std::size_t f0 = fl.at(i, k, j);
   const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
@@ -272,12 +270,9 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
 }
 
 __global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nkb = (t.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
-  if (li >= t.ni || lk >= t.nk || lj >= t.nj) return;
-  const int i = t.i0 + li, k = t.k0 + lk, j = t.j0 + lj;
+  ThreadCell tc;
+  if (!thread_cell(t, tc)) return;
+  const int i = tc.i, k = tc.k, j = tc.j;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
     const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
