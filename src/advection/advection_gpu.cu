@@ -131,6 +131,13 @@ struct FaceUse {
   __device__ bool x(const View& v, int i, int j) const { return lim(v, i, j) || (tile(i, j) && xdiv_cell(v, i)); }
   __device__ bool y(const View& v, int i, int j) const { return lim(v, i, j) || (tile(i, j) && ydiv_cell(v, j)); }
   __device__ bool z(const View& v, int i, int j) const { return lim(v, i, j) || tile(i, j); }
+  // The faces at (i, j) a face kernel computes: those read by this cell or by its lower
+  // neighbour (the face at i is cell i-1's upper x face, the face at j cell j-1's upper y face).
+  __device__ void faces_at(const View& v, int i, int j, bool& dx, bool& dy, bool& dz) const {
+    dx = x(v, i, j) || x(v, i - 1, j);
+    dy = y(v, i, j) || y(v, i, j - 1);
+    dz = z(v, i, j);
+  }
 };
 struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
   const float* p;
@@ -152,9 +159,8 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
-  const bool dx = u.x(v, i, j) || u.x(v, i - 1, j);
-  const bool dy = u.y(v, i, j) || u.y(v, i, j - 1);
-  const bool dz = u.z(v, i, j);
+  bool dx, dy, dz;
+  u.faces_at(v, i, j, dx, dy, dz);
   if (!(dx || dy || dz)) return;
   Face fx{}, fy{}, fz{};
   if (dx) fx = pd_xface(v, i, k, j);
@@ -235,9 +241,9 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ f
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
-  const bool dx = u.x(v, i, j) || u.x(v, i - 1, j);
-  const bool dy = u.y(v, i, j) || u.y(v, i, j - 1);
-  const bool dz = u.z(v, i, j);
+  bool dx, dy, dz;
+  u.faces_at(v, i, j, dx, dy, dz);
+  if (!(dx || dy || dz)) return;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
     const std::size_t so = (std::size_t)s * v.sst;
