@@ -17,7 +17,7 @@
 !   WRFGPU_CAPTURE_CASE     case name written into file names and attributes (default "wrf")
 !   WRFGPU_CAPTURE_DIR      output folder (default ".")
 !   WRFGPU_CAPTURE_KERNELS  optional comma list restricting the kernels
-!                           ("wsm5", "advect_scalar_pd"); unset: all kernels.
+!                           ("wsm5", "advect_scalar_pd", "radm2sorg_kpp"); unset: all kernels.
 !
 ! File name: <dir>/<case>_<kernel>_d<NN>_step<NNNN>_rank<R>.nc, plus "_tile<T>"
 ! before ".nc" when the patch runs more than one tile (OpenMP); for advection of
@@ -44,6 +44,25 @@ module module_wrfgpu_capture
   public :: wrfgpu_capture_wsm5_in, wrfgpu_capture_wsm5_out
   public :: wrfgpu_capture_advect_pd_begin, wrfgpu_capture_advect_pd_scalar
   public :: wrfgpu_capture_advect_pd
+  public :: wrfgpu_capture_radm2sorg
+
+  ! RADM2SORG_KPP: the WRF names (lower case) of the 41 chem species, the 17 radical arrays
+  ! and the 21 photolysis rates, in the order the chem_driver hook passes them (the order of
+  ! the chem_driver GPU hook and of fortran_iface/module_wrfgpu_radm2sorg.F90)
+  character(len=4), parameter :: RADM2SORG_CHEM(41) = (/ &
+       'sulf', 'ora1', 'ora2', 'so2 ', 'eth ', 'hc5 ', 'hc8 ', 'tol ', 'xyl ', 'tpan', 'hono', &
+       'h2o2', 'n2o5', 'hc3 ', 'ch4 ', 'paa ', 'hno4', 'op1 ', 'csl ', 'pan ', 'ol2 ', 'hno3', &
+       'co  ', 'iso ', 'olt ', 'oli ', 'dcb ', 'gly ', 'ket ', 'mgly', 'op2 ', 'hcho', 'o3  ', &
+       'onit', 'ald ', 'ho2 ', 'ho  ', 'no3 ', 'aco3', 'no  ', 'no2 ' /)
+  character(len=4), parameter :: RADM2SORG_RAD(17) = (/ &
+       'o1d ', 'o3p ', 'xno2', 'tolp', 'xylp', 'oltp', 'oln ', 'xo2 ', 'ol2p', 'hc5p', 'hc8p', &
+       'tco3', 'olip', 'ketp', 'mo2 ', 'hc3p', 'ethp' /)
+  character(len=12), parameter :: RADM2SORG_PH(21) = (/ &
+       'ph_no2      ', 'ph_o31d     ', 'ph_o33p     ', 'ph_hno2     ', 'ph_hno3     ', &
+       'ph_hno4     ', 'ph_no3o2    ', 'ph_no3o     ', 'ph_h2o2     ', 'ph_ch2om    ', &
+       'ph_ch2or    ', 'ph_ch3cho   ', 'ph_ch3o2h   ', 'ph_ch3coch3 ', 'ph_ch3coo2h ', &
+       'ph_ch3coc2h5', 'ph_hcocho   ', 'ph_hcochob  ', 'ph_ch3cocho ', 'ph_hcochest ', &
+       'ph_ch3ono2  ' /)
 
   logical, save :: cfg_read = .false.
   integer, allocatable, save :: cap_steps(:)
@@ -625,5 +644,153 @@ contains
     deallocate(t_s)
     call chk(nf90_close(ncid), fname, 'close')
   end subroutine wrfgpu_capture_advect_pd_scalar
+
+  !=============================================================================
+  ! RADM2SORG KPP chemistry (kernel = "radm2sorg_kpp"), region its:ite, kts:kte, jts:jte.
+  ! The hook in chem/chem_driver.F calls this twice around kpp_mechanism_driver: with
+  ! after = .false. it creates the file and writes the inputs, with after = .true. it adds
+  ! the chem species and radicals after the call (_out) and vdrog3_out.
+  !=============================================================================
+  subroutine wrfgpu_capture_radm2sorg(after, domain_id, itimestep, rank, tile, num_tiles, dt, &
+       chem, num_chem, p_chem,                                                             &
+       o1d, o3p, xno2, tolp, xylp, oltp, oln, xo2, ol2p, hc5p, hc8p, tco3, olip, ketp,      &
+       mo2, hc3p, ethp, qv, t_phy, p_phy, rho_phy,                                          &
+       ph_no2, ph_o31d, ph_o33p, ph_hno2, ph_hno3, ph_hno4, ph_no3o2, ph_no3o, ph_h2o2,     &
+       ph_ch2om, ph_ch2or, ph_ch3cho, ph_ch3o2h, ph_ch3coch3, ph_ch3coo2h, ph_ch3coc2h5,    &
+       ph_hcocho, ph_hcochob, ph_ch3cocho, ph_hcochest, ph_ch3ono2,                         &
+       vdrog3, ldrog, dtstepc, p_nu0,                                                       &
+       ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, its, ite, jts, jte, kts, kte)
+    logical, intent(in) :: after
+    integer, intent(in) :: domain_id, itimestep, rank, tile, num_tiles, num_chem, ldrog, p_nu0
+    integer, intent(in) :: p_chem(41)
+    integer, intent(in) :: ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
+                           its, ite, jts, jte, kts, kte
+    real(wp), intent(in) :: dt, dtstepc
+    real(wp), intent(in) :: chem(ims:ime, kms:kme, jms:jme, num_chem)
+    real(wp), dimension(ims:ime, kms:kme, jms:jme), intent(in) :: &
+         o1d, o3p, xno2, tolp, xylp, oltp, oln, xo2, ol2p, hc5p, hc8p, tco3, olip, ketp,     &
+         mo2, hc3p, ethp, qv, t_phy, p_phy, rho_phy,                                          &
+         ph_no2, ph_o31d, ph_o33p, ph_hno2, ph_hno3, ph_hno4, ph_no3o2, ph_no3o, ph_h2o2,     &
+         ph_ch2om, ph_ch2or, ph_ch3cho, ph_ch3o2h, ph_ch3coch3, ph_ch3coo2h, ph_ch3coc2h5,    &
+         ph_hcocho, ph_hcochob, ph_ch3cocho, ph_hcochest, ph_ch3ono2
+    real(wp), intent(in) :: vdrog3(ims:ime, kms:kme, jms:jme, ldrog)
+
+    character(len=2048) :: fname
+    character(len=16) :: sfx
+    integer :: ncid, d_we, d_bt, d_sn, d_l, vid, rt, d3(3), d4(4), q
+    character(len=8) :: when
+
+    fname = wrfgpu_capture_filename('radm2sorg_kpp', domain_id, itimestep, rank, tile, num_tiles)
+    rt = nc_real_type()
+    sfx = ''
+    when = 'before'
+    if (after) then
+      sfx = '_out'
+      when = 'after'
+    end if
+    if (.not. after) then
+      call chk(nf90_create(trim(fname), ior(nf90_netcdf4, nf90_clobber), ncid), fname, 'create')
+      call chk(nf90_def_dim(ncid, 'west_east', ite - its + 1, d_we), fname, 'def_dim west_east')
+      call chk(nf90_def_dim(ncid, 'bottom_top', kte - kts + 1, d_bt), fname, 'def_dim bottom_top')
+      call chk(nf90_def_dim(ncid, 'south_north', jte - jts + 1, d_sn), fname, 'def_dim south_north')
+      call chk(nf90_def_dim(ncid, 'ldrog', ldrog, d_l), fname, 'def_dim ldrog')
+      call common_globals(ncid, fname, 'radm2sorg_kpp', itimestep, dt, ids, ide, jds, jde, kds, kde, &
+                          ims, ime, jms, jme, kms, kme, its, ite, jts, jte, kts, kte, its, jts, kts, &
+                          domain_id, rank, tile, num_tiles)
+      call att_r(ncid, 'dtstepc', dtstepc, fname)
+      call att_i(ncid, 'p_nu0', p_nu0, fname)
+      ! the solver controls of WRF's generated radm2sorg_interface (kpp_ctrl_default.inc)
+      call att_s(ncid, 'method', 'ros3', fname)
+      call att_r(ncid, 'atol', 1.0_wp, fname)
+      call att_r(ncid, 'rtol', 1.0e-3_wp, fname)
+      call att_s(ncid, 'hstart', '0.01*dtstepc', fname)
+    else
+      call chk(nf90_open(trim(fname), nf90_write, ncid), fname, 'open for outputs')
+      call chk(nf90_inq_dimid(ncid, 'west_east', d_we), fname, 'inq_dimid west_east')
+      call chk(nf90_inq_dimid(ncid, 'bottom_top', d_bt), fname, 'inq_dimid bottom_top')
+      call chk(nf90_inq_dimid(ncid, 'south_north', d_sn), fname, 'inq_dimid south_north')
+      call chk(nf90_inq_dimid(ncid, 'ldrog', d_l), fname, 'inq_dimid ldrog')
+      call chk(nf90_redef(ncid), fname, 'redef')
+    end if
+    d3 = (/ d_we, d_bt, d_sn /)
+    d4 = (/ d_we, d_bt, d_sn, d_l /)
+    do q = 1, 41
+      vid = defvar(ncid, trim(RADM2SORG_CHEM(q))//trim(sfx), rt, d3, 'ppmv', &
+                   'chem species '//trim(RADM2SORG_CHEM(q))//' '//trim(when)// &
+                   ' kpp_mechanism_driver', fname)
+    end do
+    do q = 1, 17
+      vid = defvar(ncid, trim(RADM2SORG_RAD(q))//trim(sfx), rt, d3, 'ppm', &
+                   'radical grid%'//trim(RADM2SORG_RAD(q))//' '//trim(when)// &
+                   ' kpp_mechanism_driver', fname)
+    end do
+    if (.not. after) then
+      vid = defvar(ncid, 'qv', rt, d3, 'kg kg-1', 'water vapor mixing ratio moist(:,:,:,p_qv)', fname)
+      vid = defvar(ncid, 't_phy', rt, d3, 'K', 'temperature', fname)
+      vid = defvar(ncid, 'p_phy', rt, d3, 'Pa', 'pressure', fname)
+      vid = defvar(ncid, 'rho_phy', rt, d3, 'kg m-3', 'density (rho of chem_driver)', fname)
+      do q = 1, 21
+        vid = defvar(ncid, trim(RADM2SORG_PH(q)), rt, d3, 'min-1', 'photolysis rate grid%'// &
+                     trim(RADM2SORG_PH(q)), fname)
+      end do
+    else
+      vid = defvar(ncid, 'vdrog3_out', rt, d4, 'ppm', &
+                   'SOA precursor production over dtstepc (vdrog3) after kpp_mechanism_driver', fname)
+    end if
+    call chk(nf90_enddef(ncid), fname, 'enddef')
+
+    do q = 1, 41
+      call put3(ncid, fname, trim(RADM2SORG_CHEM(q))//trim(sfx), chem(:, :, :, p_chem(q)), &
+                ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    end do
+    call put3(ncid, fname, 'o1d'//trim(sfx),  o1d,  ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'o3p'//trim(sfx),  o3p,  ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'xno2'//trim(sfx), xno2, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'tolp'//trim(sfx), tolp, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'xylp'//trim(sfx), xylp, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'oltp'//trim(sfx), oltp, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'oln'//trim(sfx),  oln,  ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'xo2'//trim(sfx),  xo2,  ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'ol2p'//trim(sfx), ol2p, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'hc5p'//trim(sfx), hc5p, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'hc8p'//trim(sfx), hc8p, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'tco3'//trim(sfx), tco3, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'olip'//trim(sfx), olip, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'ketp'//trim(sfx), ketp, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'mo2'//trim(sfx),  mo2,  ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'hc3p'//trim(sfx), hc3p, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    call put3(ncid, fname, 'ethp'//trim(sfx), ethp, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    if (.not. after) then
+      call put3(ncid, fname, 'qv', qv, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 't_phy', t_phy, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'p_phy', p_phy, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'rho_phy', rho_phy, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_no2', ph_no2, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_o31d', ph_o31d, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_o33p', ph_o33p, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_hno2', ph_hno2, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_hno3', ph_hno3, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_hno4', ph_hno4, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_no3o2', ph_no3o2, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_no3o', ph_no3o, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_h2o2', ph_h2o2, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch2om', ph_ch2om, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch2or', ph_ch2or, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3cho', ph_ch3cho, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3o2h', ph_ch3o2h, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3coch3', ph_ch3coch3, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3coo2h', ph_ch3coo2h, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3coc2h5', ph_ch3coc2h5, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_hcocho', ph_hcocho, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_hcochob', ph_hcochob, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3cocho', ph_ch3cocho, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_hcochest', ph_hcochest, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+      call put3(ncid, fname, 'ph_ch3ono2', ph_ch3ono2, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    else
+      call chk(nf90_inq_varid(ncid, 'vdrog3_out', vid), fname, 'inq_varid vdrog3_out')
+      call chk(nf90_put_var(ncid, vid, vdrog3(its:ite, kts:kte, jts:jte, 1:ldrog)), fname, 'put_var vdrog3_out')
+    end if
+    call chk(nf90_close(ncid), fname, 'close')
+  end subroutine wrfgpu_capture_radm2sorg
 
 end module module_wrfgpu_capture
