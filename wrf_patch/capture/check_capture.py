@@ -31,6 +31,36 @@ PD_ATTS = ["scalar_names", "rdx", "rdy", "dt_rk", "time_step", "h_sca_adv_order"
            "symmetric_ys", "symmetric_ye", "open_xs", "open_xe", "open_ys", "open_ye",
            "specified", "nested", "polar", "spec_zone"]
 
+R2_CHEM = ["sulf", "ora1", "ora2", "so2", "eth", "hc5", "hc8", "tol", "xyl", "tpan", "hono", "h2o2",
+           "n2o5", "hc3", "ch4", "paa", "hno4", "op1", "csl", "pan", "ol2", "hno3", "co", "iso", "olt",
+           "oli", "dcb", "gly", "ket", "mgly", "op2", "hcho", "o3", "onit", "ald", "ho2", "ho", "no3",
+           "aco3", "no", "no2"]
+R2_RAD = ["o1d", "o3p", "xno2", "tolp", "xylp", "oltp", "oln", "xo2", "ol2p", "hc5p", "hc8p", "tco3",
+          "olip", "ketp", "mo2", "hc3p", "ethp"]
+R2_PH = ["ph_" + n for n in ["no2", "o31d", "o33p", "hno2", "hno3", "hno4", "no3o2", "no3o", "h2o2",
+                             "ch2om", "ch2or", "ch3cho", "ch3o2h", "ch3coch3", "ch3coo2h", "ch3coc2h5",
+                             "hcocho", "hcochob", "ch3cocho", "hcochest", "ch3ono2"]]
+R2_VARS = {v: D3 for n in R2_CHEM + R2_RAD for v in (n, n + "_out")}
+R2_VARS.update({v: D3 for v in ["qv", "t_phy", "p_phy", "rho_phy"] + R2_PH})
+R2_VARS["vdrog3_out"] = ("ldrog",) + D3
+R2_ATTS = ["dtstepc", "p_nu0", "method"]
+
+
+def tile_problems(dims, g):
+    """wsm5 and radm2sorg_kpp store the tile its:ite, kts:kte, jts:jte itself."""
+    problems = []
+    try:
+        nx = int(g["ite"]) - int(g["its"]) + 1
+        nz = int(g["kte"]) - int(g["kts"]) + 1
+        ny = int(g["jte"]) - int(g["jts"]) + 1
+        if (int(dims["west_east"]), int(dims["bottom_top"]), int(dims["south_north"])) != (nx, nz, ny):
+            problems.append("dimensions do not match the tile its:ite,kts:kte,jts:jte")
+        if (g["region_i0"], g["region_j0"], g["region_k0"]) != (g["its"], g["jts"], g["kts"]):
+            problems.append("region start is not the tile start")
+    except (KeyError, ValueError) as e:
+        problems.append("cannot check sizes: %s" % e)
+    return problems
+
 
 def parse(path):
     out = subprocess.run(["ncdump", "-hs", path], check=True, capture_output=True, text=True).stdout
@@ -76,16 +106,10 @@ def check(path):
     kernel = g.get("kernel", "").strip('"')
     if kernel == "wsm5":
         want_vars, want_atts = WSM5_VARS, WSM5_ATTS
-        try:
-            nx = int(g["ite"]) - int(g["its"]) + 1
-            nz = int(g["kte"]) - int(g["kts"]) + 1
-            ny = int(g["jte"]) - int(g["jts"]) + 1
-            if (int(dims["west_east"]), int(dims["bottom_top"]), int(dims["south_north"])) != (nx, nz, ny):
-                problems.append("dimensions do not match the tile its:ite,kts:kte,jts:jte")
-            if (g["region_i0"], g["region_j0"], g["region_k0"]) != (g["its"], g["jts"], g["kts"]):
-                problems.append("region start is not the tile start")
-        except (KeyError, ValueError) as e:
-            problems.append("cannot check sizes: %s" % e)
+        problems += tile_problems(dims, g)
+    elif kernel == "radm2sorg_kpp":
+        want_vars, want_atts = R2_VARS, R2_ATTS
+        problems += tile_problems(dims, g)
     elif kernel == "advect_scalar_pd":
         want_vars, want_atts = PD_VARS, PD_ATTS
         try:
