@@ -1,6 +1,6 @@
 #!/bin/sh
 # Capture mode, RADM2SORG writer: the routine the chem_driver.F hook calls
-# (wrf_patch/capture/0003-radm2sorg-capture.patch) writes a file that holds exactly what it was
+# (wrf_patch/capture/0003-radm2sorg-capture.patch) writes a file that holds exactly what it was given
 # (bin/capture_radm2sorg_fortran reads it back), under the name WRFGPU_CAPTURE_* ask for, that
 # follows the capture format (check_capture.py) and that the replay driver accepts and
 # reproduces (CPU backend, strict mode).
