@@ -76,9 +76,13 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   co.p_nu0 = opt.p_nu0;
   co.ctl.method = opt.method;
   co.ctl.max_no_steps = opt.max_no_steps;
+  co.co2_carry = opt.wrf_co2_carry;
   std::vector<int> st(5 * ncell, 0);
   const bool use_float = opt.precision == Precision::Float;
   Stats s;
+  if (opt.wrf_co2_carry && opt.backend != Backend::Cpu)
+    throw InputError("radm2sorg: wrf_co2_carry (WRF's cell-to-cell CO2) is a serial chain: "
+                     "ask for the CPU backend");
   const Backend b = resolve_backend(opt.backend);
   auto t0 = std::chrono::steady_clock::now();
   if (b == Backend::Cpu) {

@@ -30,6 +30,13 @@ struct Options {
   int max_no_steps = 0;          // ICNTRL(4): 0 -> KPP default 100000
   bool throw_on_failure = true;  // a cell with IERR < 0 -> RuntimeError after the run
   std::size_t gpu_batch = 262144;  // cells per GPU launch (scratch ~17 KB/cell in double)
+  // WRF's cell-order CO2 (CPU backend only; for validation against WRF-Chem's own output).
+  // WRF's radm2sorg_interface never loads var(ind_CO2): each cell starts from the CO2 the
+  // previous cell of the loop (j, k, i) ended with, and that value enters the step-size
+  // control. By default every cell starts from CO2 = 0, so cells are independent (and can run
+  // in parallel); with wrf_co2_carry the cells of a call run one after the other in WRF's
+  // order, CO2 carried, starting from 0. A serial chain: the GPU backend refuses it.
+  bool wrf_co2_carry = false;
 };
 
 // Per-cell statistics (ISTATUS) and the integrator status (IERR: 1 ok, < 0 failed).

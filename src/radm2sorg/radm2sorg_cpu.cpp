@@ -12,23 +12,38 @@ static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, c
                       float* vdrog3, const StateMap& map, int* stats) {
   const std::size_t nwork = kpp::ros_work_size<Mech>();
   const std::size_t per_cell = mech::NVAR + mech::NFIX + mech::NREACT + nwork;
+  auto one_cell = [&](std::size_t c, T* var, T* fix, T* rconst, const kpp::RosWork<T>& w) {
+    kpp::RosStats st;
+    run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, 1, st);
+    stats[0 * ncell + c] = st.nstp;
+    stats[1 * ncell + c] = st.nacc;
+    stats[2 * ncell + c] = st.nrej;
+    stats[3 * ncell + c] = st.nsng;
+    stats[4 * ncell + c] = st.status;
+  };
+  auto carve = [&](std::vector<T>& buf, T*& var, T*& fix, T*& rconst) {
+    buf.assign(per_cell, T(0));
+    var = buf.data();
+    fix = var + mech::NVAR;
+    rconst = fix + mech::NFIX;
+    return kpp::ros_work_at<Mech, T>(rconst + mech::NREACT, 1);
+  };
+  if (opt.co2_carry) {
+    // WRF's order (cell index = i fastest, then k, then j) on one thread: var(ind_CO2) is
+    // what the previous cell left (0 for the first cell of the call)
+    std::vector<T> buf;
+    T *var, *fix, *rconst;
+    const kpp::RosWork<T> w = carve(buf, var, fix, rconst);
+    for (std::size_t c = 0; c < ncell; ++c) one_cell(c, var, fix, rconst, w);
+    return;
+  }
 #pragma omp parallel
   {
-    std::vector<T> buf(per_cell);
-    T* var = buf.data();
-    T* fix = var + mech::NVAR;
-    T* rconst = fix + mech::NFIX;
-    const kpp::RosWork<T> w = kpp::ros_work_at<Mech, T>(rconst + mech::NREACT, 1);
+    std::vector<T> buf;
+    T *var, *fix, *rconst;
+    const kpp::RosWork<T> w = carve(buf, var, fix, rconst);
 #pragma omp for schedule(dynamic, 64)
-    for (long long c = 0; c < (long long)ncell; ++c) {
-      kpp::RosStats st;
-      run_cell<T>((std::size_t)c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, 1, st);
-      stats[0 * ncell + c] = st.nstp;
-      stats[1 * ncell + c] = st.nacc;
-      stats[2 * ncell + c] = st.nrej;
-      stats[3 * ncell + c] = st.nsng;
-      stats[4 * ncell + c] = st.status;
-    }
+    for (long long c = 0; c < (long long)ncell; ++c) one_cell((std::size_t)c, var, fix, rconst, w);
   }
 }
 

@@ -6,7 +6,8 @@
 // from RH (kpp_mechd_ibu), Update_Rconst, the Rosenbrock call, the SOA precursor production
 // vdrog3 (kpp_mechd_ia) and the store back, with WRF's sp/dp steps reproduced.
 // Differences from WRF: var(ind_CO2) is set to 0 for every cell (WRF never loads it and
-// carries the previous cell's value); the integrator status is returned instead of dropped.
+// carries the previous cell's value, which enters the step-size control; CellOptions::co2_carry
+// keeps WRF's behaviour for a serial run); the integrator status is returned instead of dropped.
 //
 // Cell data layout ("fields"): every field is an array over the ncell cells of a batch
 // (cell index innermost), state fields in/out, met fields in, vdrog3 out.
@@ -65,6 +66,7 @@ struct CellOptions {
   float dtstepc = 0;   // chemistry time step (s)
   int p_nu0 = 0;       // vdrog3 is computed when p_nu0 > 1 (SORGAM aerosols on)
   kpp::RosControl ctl; // hstart is set from dtstepc (0.01*TIME_END) unless given
+  bool co2_carry = false;  // keep var(ind_CO2) from the previous cell (Options::wrf_co2_carry)
 };
 
 // One cell: reads state/met at `cell`, integrates, writes state (and vdrog3 when p_nu0 > 1).
@@ -93,7 +95,7 @@ static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state,
   for (int i = 0; i < mech::NVAR; ++i) {
     const int f = map.field[i];
     if (f < 0) {
-      var[i * s] = T(0);  // CO2 (see the header comment)
+      if (!opt.co2_carry) var[i * s] = T(0);  // CO2 (see the header comment)
     } else {
       const float x = state[(std::size_t)f * ncell + cell];
       var[i * s] = (T)(conv * (double)(x > 0.f ? x : 0.f));
