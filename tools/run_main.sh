@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 sh tools/install_deps.sh
 [ -f configure.wrfgpu ] || ./configure
 make -j"$(nproc)"
-# The captures from WRF runs (supercell, squall line) and the RADM2SORG chemistry capture;
+# The captures from WRF runs (supercell, squall line, WRF-Chem supercell chemistry) and the
+# RADM2SORG harness references;
 # the synthetic reference cases are for the tests.
 set -- $(ls test_data/quarter_ss_*.nc test_data/squall2d_x_*.nc test_data/radm2sorg_*.nc 2>/dev/null) "$@"
 exec bin/wrfgpu_replay "$@"
