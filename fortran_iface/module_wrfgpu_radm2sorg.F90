@@ -12,7 +12,10 @@ MODULE module_wrfgpu_radm2sorg
   USE, INTRINSIC :: ISO_C_BINDING
   IMPLICIT NONE
   PRIVATE
-  PUBLIC :: wrfgpu_radm2sorg, wrfgpu_radm2sorg_chem_name, wrfgpu_radm2sorg_ph_name
+  PUBLIC :: wrfgpu_radm2sorg, wrfgpu_radm2sorg_chem_name, wrfgpu_radm2sorg_ph_name, &
+            wrfgpu_radm2sorg_on
+
+  INTEGER, SAVE :: radm2sorg_on = -1   ! WRFGPU_RADM2SORG=0: WRF's own KPP code runs (0)
 
   INTEGER, PARAMETER, PUBLIC :: wrfgpu_radm2sorg_nchem = 41, wrfgpu_radm2sorg_nrad = 17, &
                                 wrfgpu_radm2sorg_nph = 21, wrfgpu_radm2sorg_ldrog = 17
@@ -36,6 +39,18 @@ MODULE module_wrfgpu_radm2sorg
   END INTERFACE
 
 CONTAINS
+
+  ! .TRUE. unless the environment sets WRFGPU_RADM2SORG=0, which leaves RADM2SORG_KPP to WRF's
+  ! own kpp_mechanism_driver in the same wrf.exe (an A/B run against WRF's chemistry, with
+  ! everything else unchanged). Read once per process.
+  LOGICAL FUNCTION wrfgpu_radm2sorg_on()
+    CHARACTER(LEN=8) :: env
+    IF (radm2sorg_on < 0) THEN
+      CALL GET_ENVIRONMENT_VARIABLE('WRFGPU_RADM2SORG', env)
+      radm2sorg_on = MERGE(0, 1, TRIM(env) == '0')
+    END IF
+    wrfgpu_radm2sorg_on = radm2sorg_on == 1
+  END FUNCTION wrfgpu_radm2sorg_on
 
   ! WRF name of state chem field q (1..41) or radical (42..58): the order p_chem must follow.
   FUNCTION wrfgpu_radm2sorg_chem_name(q) RESULT(nm)
