@@ -50,6 +50,10 @@ struct Options {
   // (0: chosen from the tile size).
   int gpu_slabs = 0;
   int gpu_streams = 3;
+  // GPU: lanes of a warp that share one column in the sedimentation kernels (2, 4, 8, 16 or
+  // 32); 1 runs the column in one thread with its scratch in global memory (the former
+  // kernels, kept for comparison); 0: the default (WRFGPU_WSM5_TEAM overrides).
+  int gpu_sediment_team = 0;
   // GPU: when every array of the call is page-locked (cudaHostAlloc/cudaHostRegister), copy
   // the tile rows straight between them and the device (no host packing or staging).
   bool direct_locked = true;

@@ -129,10 +129,11 @@ __global__ void __launch_bounds__(256) wsm5_fallspeed_kernel(Constants c, SlabVi
   wsm5_fallspeed_cell(c, a, s, k);
 }
 
-// Phase 2: one thread per column and species; rain threads first, then snow threads.
-// The sedimentation kernels are latency-bound (a serial loop per column): at 6 blocks of 128
-// per SM (80 registers, a few spills) they ran faster than at 3 (164 registers, no spills):
-// CONUS on an H100, 2.18 vs 2.79 ms for all WSM5 kernels (docs/performance.md).
+// Phase 2: one thread per column and species; rain threads first, then snow threads
+// (gpu_sediment_team = 1: the column in one thread, its nislfv scratch in global memory).
+// These kernels are latency-bound (a serial loop per column): at 6 blocks of 128 per SM (80
+// registers, a few spills) they ran faster than at 3 (164 registers, no spills): CONUS on an
+// H100, 2.18 vs 2.79 ms for all WSM5 kernels (docs/performance.md).
 #ifndef WRFGPU_WSM5_SED_MINB
 #define WRFGPU_WSM5_SED_MINB 6
 #endif
@@ -148,14 +149,7 @@ __global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_rs_ke
       wsm5_sediment_rain_snow_column(c, v.nk, dtcld, v.args(i, jj), s, nis, species);
 }
 
-// Phase 3 (wsm5_melt_cell).
-__global__ void __launch_bounds__(256) wsm5_melt_kernel(Constants c, SlabView v, float dtcld) {
-  int i, k, jj;
-  if (!cell_of(v, i, k, jj)) return;
-  wsm5_melt_cell(c, dtcld, v.args(i, jj), v.scr(i, jj), k);
-}
-
-// Phase 4: one thread per column.
+// Phase 4: one thread per column (gpu_sediment_team = 1).
 __global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_ice_kernel(Constants c, SlabView v, float dtcld) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= v.ncols()) return;
@@ -163,6 +157,97 @@ __global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_ice_k
   const ColumnScratch s = v.scr(i, jj);
   wsm5_sediment_ice_column(c, v.nk, dtcld, v.args(i, jj), s, s.nis, v.carry(0)[col],
                            v.carry(1)[col], v.carry(2) + col);
+}
+
+// The default sedimentation: a team of lanes of one warp per column (and species). The
+// per-level work of nislfv_rain_plm (fall speeds with their powf, arrival points, edge values,
+// the remap integrals) is spread over the team's lanes, its recurrences run on lane 0, and the
+// nislfv scratch lives in shared memory. A dry column costs its team one sum; one thread per
+// column left most lanes of a warp waiting for its wettest column (24% of warps active).
+// Same functions as the CPU (wsm5_physics.h, SerialTeam there), same bits.
+struct WarpTeam {
+  int lane, n;
+  unsigned mask;
+  __device__ int rank() const { return lane; }
+  __device__ int size() const { return n; }
+  __device__ void sync() const { __syncwarp(mask); }
+};
+// Thread -> (team, lane); teams of n lanes (n divides 32) never straddle a warp.
+__device__ WarpTeam warp_team(int n, long& team, int& team_in_block) {
+  const int wl = threadIdx.x & 31, lane = wl % n;
+  const unsigned ones = n == 32 ? 0xffffffffu : ((1u << n) - 1u);
+  team = ((long)blockIdx.x * blockDim.x + threadIdx.x) / n;
+  team_in_block = threadIdx.x / n;
+  return WarpTeam{lane, n, ones << (wl - lane)};
+}
+__device__ NislfvScratch team_scratch(float* smem, int team_in_block, int nk) {
+  return nislfv_scratch(smem + (std::ptrdiff_t)team_in_block * kNislfvArrays * (nk + 1), 1, nk + 1);
+}
+
+__global__ void __launch_bounds__(128) wsm5_sediment_rs_team_kernel(Constants c, SlabView v,
+                                                                    float dtcld, int n) {
+  extern __shared__ float smem[];
+  long team;
+  int tb;
+  const WarpTeam tm = warp_team(n, team, tb);
+  const int nc = v.ncols();
+  if (team >= 2L * nc) return;  // the whole team
+  const int species = (int)(team / nc), col = (int)(team % nc);
+  const int i = col % v.ni, jj = col / v.ni;
+  const float delq = wsm5_sediment_rain_snow_column(tm, c, v.nk, dtcld, v.args(i, jj),
+                                                    v.scr(i, jj), team_scratch(smem, tb, v.nk),
+                                                    species);
+  if (tm.rank() == 0) v.carry(species)[col] = delq;
+}
+
+__global__ void __launch_bounds__(128) wsm5_sediment_ice_team_kernel(Constants c, SlabView v,
+                                                                     float dtcld, int n) {
+  extern __shared__ float smem[];
+  long team;
+  int tb;
+  const WarpTeam tm = warp_team(n, team, tb);
+  if (team >= v.ncols()) return;
+  const int col = (int)team, i = col % v.ni, jj = col / v.ni;
+  wsm5_sediment_ice_column(tm, c, v.nk, dtcld, v.args(i, jj), v.scr(i, jj),
+                           team_scratch(smem, tb, v.nk), v.carry(0)[col], v.carry(1)[col],
+                           v.carry(2) + col);
+}
+
+// Launch shape of the team kernels: 128 threads per block, fewer when the teams' scratch
+// (kNislfvArrays * (nk+1) floats each) would not fit in shared memory.
+constexpr int kDefaultSedimentTeam = 8;
+struct TeamLaunch {
+  int team = 1;            // lanes per column; 1: the one-thread kernels
+  int threads = 128;       // per block
+  std::size_t smem = 0;    // bytes per block
+};
+TeamLaunch team_launch(int team, int nk) {
+  TeamLaunch t;
+  if (team <= 1) return t;
+  const std::size_t per_team = sizeof(float) * kNislfvArrays * (nk + 1);
+  const std::size_t limit = 200 * 1024;  // below the 227 KB an sm_80/sm_90 block may opt in to
+  int teams = 128 / team;
+  while (teams > 1 && per_team * teams > limit) teams /= 2;
+  if (per_team * teams > limit) return t;  // thousands of levels: one thread per column
+  t.team = team;
+  t.threads = teams * team;
+  t.smem = per_team * teams;
+  static std::size_t opted = 0;  // opt in to more than 48 KB once per size
+  if (t.smem > 48 * 1024 && t.smem > opted) {
+    WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(wsm5_sediment_rs_team_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
+    WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(wsm5_sediment_ice_team_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
+    opted = t.smem;
+  }
+  return t;
+}
+
+// Phase 3 (wsm5_melt_cell).
+__global__ void __launch_bounds__(256) wsm5_melt_kernel(Constants c, SlabView v, float dtcld) {
+  int i, k, jj;
+  if (!cell_of(v, i, k, jj)) return;
+  wsm5_melt_cell(c, dtcld, v.args(i, jj), v.scr(i, jj), k);
 }
 
 // Phase 5 (wsm5_local_cell).
@@ -220,22 +305,36 @@ wsm5_check_kernel(SlabView v, int j0, unsigned long long* first_bad) {
 
 // WSM5 on one slab: the phases of wsm5_column, in WRF's order, as kernels on one stream.
 void launch_slab(const Constants& c, const RadarTables& rt, const SlabView& v, float delt,
-                 double* rwork, bool do_re, bool do_refl, cudaStream_t st) {
+                 double* rwork, bool do_re, bool do_refl, const TeamLaunch& tl, cudaStream_t st) {
   const long cells = (long)v.ni * v.nk * v.njs, cols = (long)v.ni * v.njs;
   const int tc = 256, ts = 128;
   const unsigned bc = (unsigned)((cells + tc - 1) / tc);
-  const unsigned bs2 = (unsigned)((2 * cols + ts - 1) / ts), bs = (unsigned)((cols + ts - 1) / ts);
+  const unsigned bs = (unsigned)((cols + ts - 1) / ts);
+  // sedimentation: 2*cols (rain, snow) and cols (ice) columns, one thread or one team each
+  const long lanes = (long)tl.team, per_block = tl.threads;
+  const unsigned bs2 = (unsigned)((2 * cols * lanes + per_block - 1) / per_block);
+  const unsigned bs1 = (unsigned)((cols * lanes + per_block - 1) / per_block);
   const int loops = minor_loops(delt);
   const float dtcld = minor_dt(delt);
   for (int loop = 1; loop <= loops; ++loop) {
     wsm5_fallspeed_kernel<<<bc, tc, 0, st>>>(c, v, loop == 1 ? 1 : 0);
     WRFGPU_CUDA_CHECK_LAUNCH("wsm5_fallspeed_kernel");
-    wsm5_sediment_rs_kernel<<<bs2, ts, 0, st>>>(c, v, dtcld);
-    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_rs_kernel");
+    if (tl.team > 1) {
+      wsm5_sediment_rs_team_kernel<<<bs2, tl.threads, tl.smem, st>>>(c, v, dtcld, tl.team);
+      WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_rs_team_kernel");
+    } else {
+      wsm5_sediment_rs_kernel<<<bs2, ts, 0, st>>>(c, v, dtcld);
+      WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_rs_kernel");
+    }
     wsm5_melt_kernel<<<bc, tc, 0, st>>>(c, v, dtcld);
     WRFGPU_CUDA_CHECK_LAUNCH("wsm5_melt_kernel");
-    wsm5_sediment_ice_kernel<<<bs, ts, 0, st>>>(c, v, dtcld);
-    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_ice_kernel");
+    if (tl.team > 1) {
+      wsm5_sediment_ice_team_kernel<<<bs1, tl.threads, tl.smem, st>>>(c, v, dtcld, tl.team);
+      WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_ice_team_kernel");
+    } else {
+      wsm5_sediment_ice_kernel<<<bs1, ts, 0, st>>>(c, v, dtcld);
+      WRFGPU_CUDA_CHECK_LAUNCH("wsm5_sediment_ice_kernel");
+    }
     wsm5_local_kernel<<<bc, tc, 0, st>>>(c, v, dtcld, loop == loops ? 1 : 0);
     WRFGPU_CUDA_CHECK_LAUNCH("wsm5_local_kernel");
   }
@@ -340,6 +439,15 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   if (nslab <= 0) nslab = std::max(1, std::min(nj, (ni * nj) / 32768));
   nslab = std::min(std::max(nslab, 1), nj);
   const int nstream = std::max(1, std::min(opt.gpu_streams > 0 ? opt.gpu_streams : 3, nslab));
+  // Lanes per column in the sedimentation (WRFGPU_WSM5_TEAM overrides, for tuning).
+  int team = opt.gpu_sediment_team;
+  if (team <= 0)
+    if (const char* e = std::getenv("WRFGPU_WSM5_TEAM")) team = std::atoi(e);
+  if (team <= 0) team = kDefaultSedimentTeam;
+  if (team != 1 && team != 2 && team != 4 && team != 8 && team != 16 && team != 32)
+    throw RuntimeError("wsm5: sedimentation team of " + std::to_string(team) +
+                       " lanes (gpu_sediment_team or WRFGPU_WSM5_TEAM): expected 1, 2, 4, 8, 16 or 32");
+  const TeamLaunch tl = team_launch(team, nk);
   std::vector<SlabGeom> slabs(nslab);
   std::size_t total = 0, max_cols = 0;
   for (int q = 0; q < nslab; ++q) {
@@ -537,7 +645,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
       WRFGPU_CUDA_CHECK_LAUNCH("wsm5_check_kernel");
     }
     WRFGPU_CUDA_CHECK(cudaEventRecord(e[2], st));
-    launch_slab(c, rt, v, delt, drwk, do_re, do_refl, st);
+    launch_slab(c, rt, v, delt, drwk, do_re, do_refl, tl, st);
     WRFGPU_CUDA_CHECK(cudaEventRecord(e[3], st));
     if (!device_check) enqueue_d2h(q);
   }

@@ -169,6 +169,17 @@ WRFGPU_HD float slope_snow_vt(const Constants& c, float qs, float den, float den
 }
 
 // ---------------------------------------------------------------------------------------
+// A team of threads that shares one column (EAMxx-style team policy). The CPU backend runs a
+// column with SerialTeam (one member, sync does nothing); the GPU runs it with a few lanes of
+// a warp (WarpTeam in wsm5_gpu.cu), each member taking levels rank+1, rank+1+size, ... of the
+// per-level loops, and member 0 alone running the loops that are recurrences in WRF.
+struct SerialTeam {
+  WRFGPU_HD int rank() const { return 0; }
+  WRFGPU_HD int size() const { return 1; }
+  WRFGPU_HD void sync() const {}
+};
+
+// ---------------------------------------------------------------------------------------
 // nislfv_rain_plm (l.1417-1653): forward semi-Lagrangian sedimentation with a monotone
 // piecewise-linear remap (Juang & Hong). One column, k = 1 at the bottom. Written with
 // WRF's 1-based indices (A1 adapts the 0-based Col) so it can be read next to the Fortran.
@@ -177,8 +188,9 @@ WRFGPU_HD float slope_snow_vt(const Constants& c, float qs, float den, float den
 struct NislfvScratch {
   Col ww, wd, wa, was, qn, qr;           // km
   Col wi, zi, za, dza, qa, qmi, qpi;     // km+1
+  Col kb, kt;                            // km: the remap's source levels (small integers)
 };
-constexpr int kNislfvArrays = 13;
+constexpr int kNislfvArrays = 15;
 
 struct A1 {  // 1-based view on a 0-based column
   Col c;
@@ -189,76 +201,106 @@ struct CA1 {
   WRFGPU_HD const float& operator()(int k) const { return c[k - 1]; }
 };
 
-// rql (den*q, inout) and precip (kg m-2 per dt, out). id: 1 rain, else snow (arrival fall
-// speeds); iter: number of mean-speed iterations (0: departure speed only).
-WRFGPU_HD void nislfv_rain_plm(const Constants& c, int km, CCol denl, CCol denfacl, Col tkl,
-                               CCol dzl, Col wwl, Col rql, float* precip, float dt, int id,
-                               int iter, const NislfvScratch& s) {
+// rql (den*q, inout) and precip (kg m-2 per dt, out; written by member 0). id: 1 rain, else
+// snow (arrival fall speeds); iter: number of mean-speed iterations (0: departure speed only).
+//
+// Every value is computed by the same expression as in WRF; a team only changes which member
+// computes it. Per-level loops are split over the members; WRF's recurrences (interface
+// heights, the top-down diffusivity limit of wi, the kb/kt search that starts from the
+// previous level's result, the surface rain-out) run on member 0. The remap is cut in two:
+// member 0 finds kb and kt of every level exactly as WRF's loop does (kb = 0 marks the levels
+// after WRF's "exit intp"), then each member integrates its levels. So a team of any size
+// gives the bits of the serial loop.
+template <class Team>
+WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol denl,
+                               CCol denfacl, Col tkl, CCol dzl, Col wwl, Col rql, float* precip,
+                               float dt, int id, int iter, const NislfvScratch& s) {
   const CA1 dz{dzl}, den{denl}, denfac{denfacl};
   const A1 tk{tkl}, qq{rql}, ww{s.ww}, wd{s.wd}, wa{s.wa}, was{s.was}, qn{s.qn}, qr{s.qr};
   const A1 wi{s.wi}, zi{s.zi}, za{s.za}, dza{s.dza}, qa{s.qa}, qmi{s.qmi}, qpi{s.qpi};
+  const A1 kbl{s.kb}, ktl{s.kt};
+  const int k0 = 1 + tm.rank(), ks = tm.size();
+  const bool lead = tm.rank() == 0;
 
-  *precip = 0.0f;
-  // skip for no precipitation for all layers (l.1471-1477)
+  if (lead) *precip = 0.0f;
+  // skip for no precipitation for all layers (l.1471-1477); every member sums in WRF's order
   float allold = 0.0f;
   for (int k = 1; k <= km; ++k) allold = allold + qq(k);
   if (allold <= 0.0f) return;
-  for (int k = 1; k <= km; ++k) ww(k) = wwl[k - 1];
-
+  // departure wind, saved (l.1486)
+  for (int k = k0; k <= km; k += ks) {
+    ww(k) = wwl[k - 1];
+    wd(k) = ww(k);
+  }
   // interface heights (l.1480-1483)
-  zi(1) = 0.0f;
-  for (int k = 1; k <= km; ++k) zi(k + 1) = zi(k) + dz(k);
+  if (lead) {
+    zi(1) = 0.0f;
+    for (int k = 1; k <= km; ++k) zi(k + 1) = zi(k) + dz(k);
+  }
+  tm.sync();
 
-  // save departure wind (l.1486)
-  for (int k = 1; k <= km; ++k) wd(k) = ww(k);
   int n = 1;
   for (;;) {  // label 100
-    // 3rd-order interpolation of wi (l.1495-1505); the 2nd-order values computed before it
-    // in WRF (l.1491-1494) are all overwritten and have no effect.
+    // 3rd-order interpolation of wi (l.1495-1505; the 2nd-order values computed before it in
+    // WRF, l.1491-1494, are all overwritten), then "terminate of top of raingroup"
+    // (l.1508-1510). For each k the value WRF's statements leave last.
     const float fa1 = 9.f / 16.f, fa2 = 1.f / 16.f;
-    wi(1) = ww(1);
-    wi(2) = 0.5f * (ww(2) + ww(1));
-    for (int k = 3; k <= km - 1; ++k) wi(k) = fa1 * (ww(k) + ww(k - 1)) - fa2 * (ww(k + 1) + ww(k - 2));
-    wi(km) = 0.5f * (ww(km) + ww(km - 1));
-    wi(km + 1) = ww(km);
-    // terminate of top of raingroup (l.1508-1510)
-    for (int k = 2; k <= km; ++k)
-      if (ww(k) == 0.0f) wi(k) = ww(k - 1);
-    // diffusivity of wi (l.1513-1519)
-    const float con1 = 0.05f;
-    for (int k = km; k >= 1; --k) {
-      const float decfl = (wi(k + 1) - wi(k)) * dt / dz(k);
-      if (decfl > con1) wi(k) = wi(k + 1) - con1 * dz(k) / dt;
+    for (int k = k0; k <= km + 1; k += ks) {
+      float w;
+      if (k == km + 1) w = ww(km);
+      else if (k == km) w = 0.5f * (ww(km) + ww(km - 1));
+      else if (k == 1) w = ww(1);
+      else if (k == 2) w = 0.5f * (ww(2) + ww(1));
+      else w = fa1 * (ww(k) + ww(k - 1)) - fa2 * (ww(k + 1) + ww(k - 2));
+      if (k >= 2 && k <= km && ww(k) == 0.0f) w = ww(k - 1);
+      wi(k) = w;
     }
+    tm.sync();
+    // diffusivity of wi (l.1513-1519): top down, each level limited against the one above
+    if (lead) {
+      const float con1 = 0.05f;
+      for (int k = km; k >= 1; --k) {
+        const float decfl = (wi(k + 1) - wi(k)) * dt / dz(k);
+        if (decfl > con1) wi(k) = wi(k + 1) - con1 * dz(k) / dt;
+      }
+    }
+    tm.sync();
     // arrival points (l.1521-1528)
-    for (int k = 1; k <= km + 1; ++k) za(k) = zi(k) - wi(k) * dt;
-    for (int k = 1; k <= km; ++k) dza(k) = za(k + 1) - za(k);
-    dza(km + 1) = zi(km + 1) - za(km + 1);
+    for (int k = k0; k <= km + 1; k += ks) za(k) = zi(k) - wi(k) * dt;
+    tm.sync();
+    for (int k = k0; k <= km; k += ks) dza(k) = za(k + 1) - za(k);
+    if (lead) dza(km + 1) = zi(km + 1) - za(km + 1);
+    tm.sync();
     // deformation at arrival points (l.1531-1535)
-    for (int k = 1; k <= km; ++k) {
+    for (int k = k0; k <= km; k += ks) {
       qa(k) = qq(k) * dz(k) / dza(k);
       qr(k) = qa(k) / den(k);
     }
-    qa(km + 1) = 0.0f;
+    if (lead) qa(km + 1) = 0.0f;
     // arrival terminal velocity and mean of departure/arrival speeds (l.1540-1556)
     if (n <= iter) {
-      if (id == 1) {
-        for (int k = 1; k <= km; ++k) wa(k) = slope_rain_vt(c, qr(k), den(k), denfac(k));
-      } else {
-        for (int k = 1; k <= km; ++k) wa(k) = slope_snow_vt(c, qr(k), den(k), denfac(k), tk(k));
+      for (int k = k0; k <= km; k += ks) {
+        wa(k) = id == 1 ? slope_rain_vt(c, qr(k), den(k), denfac(k))
+                        : slope_snow_vt(c, qr(k), den(k), denfac(k), tk(k));
+        if (n >= 2) wa(k) = 0.5f * (wa(k) + was(k));
+        ww(k) = 0.5f * (wd(k) + wa(k));
+        was(k) = wa(k);
       }
-      if (n >= 2)
-        for (int k = 1; k <= km; ++k) wa(k) = 0.5f * (wa(k) + was(k));
-      for (int k = 1; k <= km; ++k) ww(k) = 0.5f * (wd(k) + wa(k));
-      for (int k = 1; k <= km; ++k) was(k) = wa(k);
       n = n + 1;
+      tm.sync();
       continue;  // go to 100
     }
     break;
   }
+  tm.sync();
 
   // monotone edge values at the arrival cells (l.1559-1578)
-  for (int k = 2; k <= km; ++k) {
+  for (int k = k0; k <= km + 1; k += ks) {
+    if (k == 1 || k == km + 1) {
+      qpi(k) = qa(k);
+      qmi(k) = qa(k);
+      continue;
+    }
     const float dip = (qa(k + 1) - qa(k)) / (dza(k + 1) + dza(k));
     const float dim = (qa(k) - qa(k - 1)) / (dza(k - 1) + dza(k));
     if (dip * dim <= 0.0f) {
@@ -273,31 +315,43 @@ WRFGPU_HD void nislfv_rain_plm(const Constants& c, int km, CCol denl, CCol denfa
       }
     }
   }
-  qpi(1) = qa(1);
-  qmi(1) = qa(1);
-  qmi(km + 1) = qa(km + 1);
-  qpi(km + 1) = qa(km + 1);
 
-  // remap to the fixed grid (l.1581-1636): data-dependent search of kb/kt
-  for (int k = 1; k <= km; ++k) qn(k) = 0.0f;
-  int kb = 1, kt = 1;
-  for (int k = 1; k <= km; ++k) {
-    kb = imax2(kb - 1, 1);
-    kt = imax2(kt - 1, 1);
-    if (zi(k) >= za(km + 1)) break;  // exit intp
-    for (int kk = kb; kk <= km; ++kk) {
-      if (zi(k) <= za(kk + 1)) {
-        kb = kk;
-        break;
+  // remap to the fixed grid (l.1581-1636), part 1: WRF's kb/kt search, each level's search
+  // starting one below the previous level's result
+  if (lead) {
+    int kb = 1, kt = 1;
+    bool exited = false;
+    for (int k = 1; k <= km; ++k) {
+      kb = imax2(kb - 1, 1);
+      kt = imax2(kt - 1, 1);
+      if (exited || zi(k) >= za(km + 1)) {  // exit intp: this level and all above stay 0
+        exited = true;
+        kbl(k) = 0.0f;
+        continue;
       }
-    }
-    for (int kk = kt; kk <= km; ++kk) {
-      if (zi(k + 1) <= za(kk)) {
-        kt = kk;
-        break;
+      for (int kk = kb; kk <= km; ++kk) {
+        if (zi(k) <= za(kk + 1)) {
+          kb = kk;
+          break;
+        }
       }
+      for (int kk = kt; kk <= km; ++kk) {
+        if (zi(k + 1) <= za(kk)) {
+          kt = kk;
+          break;
+        }
+      }
+      kt = kt - 1;
+      kbl(k) = (float)kb;  // exact: levels are far below 2^24
+      ktl(k) = (float)kt;
     }
-    kt = kt - 1;
+  }
+  tm.sync();
+  // part 2: the piecewise-linear integral over the arrival cells kb..kt of each level
+  for (int k = k0; k <= km; k += ks) {
+    qn(k) = 0.0f;
+    const int kb = (int)kbl(k), kt = (int)ktl(k);
+    if (kb == 0) continue;
     if (kt == kb) {
       const float tl = (zi(k) - za(kb)) / dza(kb);
       const float th = (zi(k + 1) - za(kb)) / dza(kb);
@@ -332,20 +386,28 @@ WRFGPU_HD void nislfv_rain_plm(const Constants& c, int km, CCol denl, CCol denfa
   }
 
   // rain out (l.1639-1648)
-  float pr = 0.0f;
-  for (int k = 1; k <= km; ++k) {
-    if (za(k) < 0.0f && za(k + 1) < 0.0f) {
-      pr = pr + qa(k) * dza(k);
-      continue;
-    } else if (za(k) < 0.0f && za(k + 1) >= 0.0f) {
-      pr = pr + qa(k) * (0.0f - za(k));
+  if (lead) {
+    float pr = 0.0f;
+    for (int k = 1; k <= km; ++k) {
+      if (za(k) < 0.0f && za(k + 1) < 0.0f) {
+        pr = pr + qa(k) * dza(k);
+        continue;
+      } else if (za(k) < 0.0f && za(k + 1) >= 0.0f) {
+        pr = pr + qa(k) * (0.0f - za(k));
+        break;
+      }
       break;
     }
-    break;
+    *precip = pr;
   }
-  *precip = pr;
-  // replace the new values (l.1651)
-  for (int k = 1; k <= km; ++k) qq(k) = qn(k);
+  // replace the new values (l.1651); each member its own levels (it wrote their qn)
+  for (int k = k0; k <= km; k += ks) qq(k) = qn(k);
+}
+// One thread, the whole column.
+WRFGPU_HD void nislfv_rain_plm(const Constants& c, int km, CCol denl, CCol denfacl, Col tkl,
+                               CCol dzl, Col wwl, Col rql, float* precip, float dt, int id,
+                               int iter, const NislfvScratch& s) {
+  nislfv_rain_plm(SerialTeam{}, c, km, denl, denfacl, tkl, dzl, wwl, rql, precip, dt, id, iter, s);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -690,8 +752,8 @@ constexpr int kScratchArrays = kColumnArrays + kNislfvArrays;  // each of nk+1 f
 WRFGPU_HD NislfvScratch nislfv_scratch(float* base, std::ptrdiff_t stride,
                                        std::ptrdiff_t array_pitch) {
   NislfvScratch n;
-  Col* order[kNislfvArrays] = {&n.ww, &n.wd, &n.wa, &n.was, &n.qn,  &n.qr, &n.wi,
-                               &n.zi, &n.za, &n.dza, &n.qa, &n.qmi, &n.qpi};
+  Col* order[kNislfvArrays] = {&n.ww, &n.wd, &n.wa,  &n.was, &n.qn,  &n.qr,  &n.wi, &n.zi,
+                               &n.za, &n.dza, &n.qa, &n.qmi, &n.qpi, &n.kb, &n.kt};
   for (int a = 0; a < kNislfvArrays; ++a) *order[a] = Col{base + (std::ptrdiff_t)a * array_pitch, stride};
   return n;
 }
@@ -769,18 +831,25 @@ WRFGPU_HD void wsm5_fallspeed_cell(const Constants& c, const ColumnArgs& a,
 // new mixing ratio (l.687-690). Returns WRF's delqrs1 (rain) or delqrs2 (snow). Rain and snow
 // are independent here (both read t, den, denfac, delz only), so the GPU runs them at once,
 // each with its own nislfv scratch.
-WRFGPU_HD float wsm5_sediment_rain_snow_column(const Constants& c, int nk, float dtcld,
-                                               const ColumnArgs& a, const ColumnScratch& s,
-                                               const NislfvScratch& nis, int species) {
+template <class Team>
+WRFGPU_HD float wsm5_sediment_rain_snow_column(const Team& tm, const Constants& c, int nk,
+                                               float dtcld, const ColumnArgs& a,
+                                               const ColumnScratch& s, const NislfvScratch& nis,
+                                               int species) {
   // one nislfv call site with the species' arrays (a single inlined copy on the GPU)
   const Col w = species == 0 ? s.workr : s.works;
   const Col dq = species == 0 ? s.denqr : s.denqs;
   const Col q = species == 0 ? a.qr : a.qs;
   float delq = 0.f;
-  nislfv_rain_plm(c, nk, a.den, CCol{s.denfac.p, s.denfac.s}, s.t, a.delz, w, dq, &delq, dtcld,
-                  species + 1, 1, nis);
-  for (int k = 0; k < nk; ++k) q[k] = fmax2(dq[k] / a.den[k], 0.f);
-  return delq;
+  nislfv_rain_plm(tm, c, nk, a.den, CCol{s.denfac.p, s.denfac.s}, s.t, a.delz, w, dq, &delq,
+                  dtcld, species + 1, 1, nis);
+  for (int k = tm.rank(); k < nk; k += tm.size()) q[k] = fmax2(dq[k] / a.den[k], 0.f);
+  return delq;  // meaningful on member 0
+}
+WRFGPU_HD float wsm5_sediment_rain_snow_column(const Constants& c, int nk, float dtcld,
+                                               const ColumnArgs& a, const ColumnScratch& s,
+                                               const NislfvScratch& nis, int species) {
+  return wsm5_sediment_rain_snow_column(SerialTeam{}, c, nk, dtcld, a, s, nis, species);
 }
 
 // Phase 3: second slope_wsm5 (l.692-693), psmlt (l.694-725) and the ice fall speed
@@ -800,17 +869,19 @@ WRFGPU_HD void wsm5_melt_cell(const Constants& c, float dtcld, const ColumnArgs&
 
 // Phase 4, one column: sedimentation of cloud ice (l.759-761) and the surface precipitation
 // of the minor loop (l.762-782) from the three fluxes of the lowest level.
-WRFGPU_HD void wsm5_sediment_ice_column(const Constants& c, int nk, float dtcld,
-                                        const ColumnArgs& a, const ColumnScratch& s,
-                                        const NislfvScratch& nis, float delqrs1, float delqrs2,
-                                        float* tstepsnow) {
+template <class Team>
+WRFGPU_HD void wsm5_sediment_ice_column(const Team& tm, const Constants& c, int nk,
+                                        float dtcld, const ColumnArgs& a,
+                                        const ColumnScratch& s, const NislfvScratch& nis,
+                                        float delqrs1, float delqrs2, float* tstepsnow) {
   const float delz1 = a.delz[0];
   const float fall_r1 = delqrs1 / delz1 / dtcld;  // fall(i,1,1)
   const float fall_s1 = delqrs2 / delz1 / dtcld;  // fall(i,1,2)
   float delqi = 0.f;
-  nislfv_rain_plm(c, nk, a.den, CCol{s.denfac.p, s.denfac.s}, s.t, a.delz, s.work1c, s.denqi,
-                  &delqi, dtcld, 1, 0, nis);
-  for (int k = 0; k < nk; ++k) a.qi[k] = fmax2(s.denqi[k] / a.den[k], 0.f);
+  nislfv_rain_plm(tm, c, nk, a.den, CCol{s.denfac.p, s.denfac.s}, s.t, a.delz, s.work1c,
+                  s.denqi, &delqi, dtcld, 1, 0, nis);
+  for (int k = tm.rank(); k < nk; k += tm.size()) a.qi[k] = fmax2(s.denqi[k] / a.den[k], 0.f);
+  if (tm.rank() != 0) return;  // the surface bookkeeping of the column: member 0
   const float fallc1 = delqi / delz1 / dtcld;
   const bool snow_both = a.snow != nullptr && a.snowncv != nullptr;
   const float fallsum = fall_r1 + fall_s1 + fallc1;
@@ -831,6 +902,13 @@ WRFGPU_HD void wsm5_sediment_ice_column(const Constants& c, int nk, float dtcld,
   } else {
     if (fallsum > 0.f) *a.sr = *tstepsnow / (*a.rainncv + 1.e-12f);
   }
+}
+
+WRFGPU_HD void wsm5_sediment_ice_column(const Constants& c, int nk, float dtcld,
+                                        const ColumnArgs& a, const ColumnScratch& s,
+                                        const NislfvScratch& nis, float delqrs1, float delqrs2,
+                                        float* tstepsnow) {
+  wsm5_sediment_ice_column(SerialTeam{}, c, nk, dtcld, a, s, nis, delqrs1, delqrs2, tstepsnow);
 }
 
 // Phase 5: everything below is local to the cell (l.787-1196); with last, also wsm5

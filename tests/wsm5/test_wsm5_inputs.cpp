@@ -275,6 +275,42 @@ TEST(Wsm5Gpu, MatchesCpuStrictAndFast) {
   }
 }
 
+// The sedimentation kernels with a team of lanes per column (the default) give the bits of
+// the one-thread-per-column kernels, on the real WRF captures (wet columns, snow and ice
+// aloft, rain at the ground) and the synthetic cases, for every team size and 1 or 3 slabs.
+TEST(Wsm5Gpu, SedimentationTeamsEqualOneThreadPerColumn) {
+  WRFGPU_REQUIRE_GPU();
+  std::vector<std::string> files = data_files("_wsm5_d01_");
+  for (const auto& f : data_files("wsm5_synth_")) files.push_back(f);
+  ASSERT_FALSE(files.empty());
+  for (const auto& path : files) {
+    const Case k = load_case(path);
+    for (int slabs : {1, 3}) {
+      wsm5::Options one;
+      one.gpu_sediment_team = 1;
+      one.gpu_slabs = slabs;
+      const Result ref = run_case(k, Backend::Gpu, Mode::Strict, true, false, one);
+      for (int team : {2, 4, 8, 16, 32}) {
+        wsm5::Options o = one;
+        o.gpu_sediment_team = team;
+        const Result r = run_case(k, Backend::Gpu, Mode::Strict, true, false, o);
+        for (const auto& kv : ref.out)
+          ASSERT_EQ(bit_differences(kv.second, r.out.at(kv.first)), 0u)
+              << path << " " << kv.first << " team " << team << " slabs " << slabs;
+      }
+    }
+  }
+  const Case k = load_case(files.front());
+  wsm5::Options bad;
+  bad.gpu_sediment_team = 3;
+  try {
+    run_case(k, Backend::Gpu, Mode::Strict, true, false, bad);
+    FAIL() << "a team of 3 lanes was accepted";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("team of 3 lanes"), std::string::npos) << e.what();
+  }
+}
+
 // Arrays in page-locked memory (a model that keeps its state pinned): the GPU backend copies
 // tile rows straight to and from them (Timing::direct), with the same bits as the staged
 // path and nothing outside the tile written. One pageable array sends the call back to the

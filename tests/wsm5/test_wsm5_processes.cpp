@@ -1,6 +1,9 @@
 // test_wsm5_processes.cpp - per-process unit tests of wsm5_physics.h (CPU, strict build of
 // the header as compiled into the test binary).
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <numeric>
 #include <vector>
 
@@ -81,8 +84,7 @@ struct Column {
   NislfvScratch s;
   explicit Column(int n) : km(n), den(n, 1.f), denfac(n, 1.f), tk(n, 280.f), dz(n, 500.f),
                            ww(n, 0.f), rq(n, 0.f), scratch(kNislfvArrays * (n + 1)) {
-    Col* a[] = {&s.ww, &s.wd, &s.wa, &s.was, &s.qn, &s.qr, &s.wi, &s.zi, &s.za, &s.dza, &s.qa, &s.qmi, &s.qpi};
-    for (int q = 0; q < kNislfvArrays; ++q) *a[q] = Col{scratch.data() + q * (n + 1), 1};
+    s = nislfv_scratch(scratch.data(), 1, n + 1);
   }
   double mass() const {
     double m = 0;
@@ -149,6 +151,82 @@ TEST(Wsm5Sedimentation, EmptyColumnSkipped) {
   c.ww.assign(8, 3.f);
   EXPECT_EQ(c.run(60.f, 1, 1), 0.f);
   for (float x : c.rq) EXPECT_EQ(x, 0.f);
+}
+
+// The GPU runs nislfv_rain_plm with a team of lanes per column (wsm5_gpu.cu, WarpTeam): each
+// member takes every size-th level, member 0 runs WRF's recurrences, members meet at sync().
+// Here the team is made of CPU threads with a barrier, so the split and its sync points are
+// checked without a GPU: a missing sync or a level computed by the wrong member changes bits.
+namespace {
+struct Barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  int n, waiting = 0, generation = 0;
+  explicit Barrier(int size) : n(size) {}
+  void wait() {
+    std::unique_lock<std::mutex> l(m);
+    const int g = generation;
+    if (++waiting == n) {
+      waiting = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(l, [&] { return generation != g; });
+    }
+  }
+};
+struct ThreadTeam {
+  int r, n;
+  Barrier* b;
+  int rank() const { return r; }
+  int size() const { return n; }
+  void sync() const { b->wait(); }
+};
+// A wet column with a storm-like profile: rain and snow aloft, some of it reaching the ground.
+Column storm_column(int km) {
+  Column c(km);
+  for (int k = 0; k < km; ++k) {
+    c.dz[k] = 60.f + 25.f * k;
+    c.den[k] = 1.2f * std::exp(-0.08f * k);
+    c.denfac[k] = std::sqrt(1.28f / c.den[k]);
+    c.tk[k] = 300.f - 2.5f * k;
+    const float q = k < 25 ? 1.5e-3f * std::sin(3.14159f * (k + 2) / 27.f) + 2e-4f : 0.f;
+    c.rq[k] = c.den[k] * q;
+    c.ww[k] = q > 0 ? slope_wsm5_rain(C, q, c.den[k], c.denfac[k]).vt : 0.f;
+  }
+  c.ww[3] = 0.f;  // a level with no fall speed ("terminate of top of raingroup")
+  return c;
+}
+}  // namespace
+
+TEST(Wsm5Sedimentation, TeamOfThreadsGivesTheSerialBits) {
+  for (int id : {1, 2}) {
+    for (int iter : {0, 1, 2}) {
+      Column serial = storm_column(35);
+      serial.s = nislfv_scratch(serial.scratch.data(), 1, serial.km + 1);
+      const float p0 = serial.run(120.f, id, iter);
+      ASSERT_GT(p0, 0.f);
+      for (int size : {2, 3, 8, 32, 40}) {
+        Column c = storm_column(35);
+        c.s = nislfv_scratch(c.scratch.data(), 1, c.km + 1);
+        Barrier bar(size);
+        std::vector<float> precip(size, -1.f);
+        std::vector<std::thread> th;
+        for (int r = 0; r < size; ++r)
+          th.emplace_back([&, r] {
+            const ThreadTeam tm{r, size, &bar};
+            nislfv_rain_plm(tm, C, c.km, CCol{c.den.data(), 1}, CCol{c.denfac.data(), 1},
+                            Col{c.tk.data(), 1}, CCol{c.dz.data(), 1}, Col{c.ww.data(), 1},
+                            Col{c.rq.data(), 1}, &precip[r], 120.f, id, iter, c.s);
+          });
+        for (auto& t : th) t.join();
+        EXPECT_EQ(precip[0], p0) << "id " << id << " iter " << iter << " team " << size;
+        for (int k = 0; k < c.km; ++k)
+          ASSERT_EQ(c.rq[k], serial.rq[k]) << "level " << k << " id " << id << " iter " << iter
+                                           << " team " << size;
+      }
+    }
+  }
 }
 
 // Melting and freezing move water between classes and heat as the Fortran does:
