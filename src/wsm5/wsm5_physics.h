@@ -185,12 +185,15 @@ struct SerialTeam {
 // WRF's 1-based indices (A1 adapts the 0-based Col) so it can be read next to the Fortran.
 // Reproduced as is, including the loss of hydrometeors in the top layers (no arrival cell is
 // found above the top interface) and the PCM/PLM mismatch of the surface precipitation.
+// The arrays that more than one level's computation reads. WRF's wd (the departure speed) is
+// the input wwl itself, and its wa, qr and qn are each used by their own level only, so they
+// are locals here (qn goes straight into rql).
 struct NislfvScratch {
-  Col ww, wd, wa, was, qn, qr;           // km
+  Col ww, was;                           // km
   Col wi, zi, za, dza, qa, qmi, qpi;     // km+1
   Col kb, kt;                            // km: the remap's source levels (small integers)
 };
-constexpr int kNislfvArrays = 15;
+constexpr int kNislfvArrays = 11;
 
 struct A1 {  // 1-based view on a 0-based column
   Col c;
@@ -216,9 +219,10 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
                                CCol denfacl, Col tkl, CCol dzl, Col wwl, Col rql, float* precip,
                                float dt, int id, int iter, const NislfvScratch& s) {
   const CA1 dz{dzl}, den{denl}, denfac{denfacl};
-  const A1 tk{tkl}, qq{rql}, ww{s.ww}, wd{s.wd}, wa{s.wa}, was{s.was}, qn{s.qn}, qr{s.qr};
+  const A1 tk{tkl}, qq{rql}, ww{s.ww}, was{s.was};
   const A1 wi{s.wi}, zi{s.zi}, za{s.za}, dza{s.dza}, qa{s.qa}, qmi{s.qmi}, qpi{s.qpi};
   const A1 kbl{s.kb}, ktl{s.kt};
+  const CA1 wd{CCol{wwl.p, wwl.s}};  // WRF's wd: the departure speeds, never modified
   const int k0 = 1 + tm.rank(), ks = tm.size();
   const bool lead = tm.rank() == 0;
 
@@ -227,11 +231,8 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
   float allold = 0.0f;
   for (int k = 1; k <= km; ++k) allold = allold + qq(k);
   if (allold <= 0.0f) return;
-  // departure wind, saved (l.1486)
-  for (int k = k0; k <= km; k += ks) {
-    ww(k) = wwl[k - 1];
-    wd(k) = ww(k);
-  }
+  // departure wind (l.1486: wd = ww, read from wwl here)
+  for (int k = k0; k <= km; k += ks) ww(k) = wwl[k - 1];
   // interface heights (l.1480-1483)
   if (lead) {
     zi(1) = 0.0f;
@@ -256,12 +257,19 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
       wi(k) = w;
     }
     tm.sync();
-    // diffusivity of wi (l.1513-1519): top down, each level limited against the one above
+    // diffusivity of wi (l.1513-1519): top down, each level limited against the one above.
+    // decfl of every level is first computed from the unlimited wi (in za, free until the
+    // arrival points); member 0 then walks down and recomputes it only below a level it
+    // limited, where WRF's loop sees a changed wi(k+1). The same bits, fewer serial divisions.
+    const float con1 = 0.05f;
+    for (int k = k0; k <= km; k += ks) za(k) = (wi(k + 1) - wi(k)) * dt / dz(k);
+    tm.sync();
     if (lead) {
-      const float con1 = 0.05f;
+      bool limited_above = false;
       for (int k = km; k >= 1; --k) {
-        const float decfl = (wi(k + 1) - wi(k)) * dt / dz(k);
-        if (decfl > con1) wi(k) = wi(k + 1) - con1 * dz(k) / dt;
+        const float decfl = limited_above ? (wi(k + 1) - wi(k)) * dt / dz(k) : za(k);
+        limited_above = decfl > con1;
+        if (limited_above) wi(k) = wi(k + 1) - con1 * dz(k) / dt;
       }
     }
     tm.sync();
@@ -271,20 +279,18 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
     for (int k = k0; k <= km; k += ks) dza(k) = za(k + 1) - za(k);
     if (lead) dza(km + 1) = zi(km + 1) - za(km + 1);
     tm.sync();
-    // deformation at arrival points (l.1531-1535)
-    for (int k = k0; k <= km; k += ks) {
-      qa(k) = qq(k) * dz(k) / dza(k);
-      qr(k) = qa(k) / den(k);
-    }
+    // deformation at arrival points (l.1531-1535; qr = qa/den where it is used, below)
+    for (int k = k0; k <= km; k += ks) qa(k) = qq(k) * dz(k) / dza(k);
     if (lead) qa(km + 1) = 0.0f;
     // arrival terminal velocity and mean of departure/arrival speeds (l.1540-1556)
     if (n <= iter) {
       for (int k = k0; k <= km; k += ks) {
-        wa(k) = id == 1 ? slope_rain_vt(c, qr(k), den(k), denfac(k))
-                        : slope_snow_vt(c, qr(k), den(k), denfac(k), tk(k));
-        if (n >= 2) wa(k) = 0.5f * (wa(k) + was(k));
-        ww(k) = 0.5f * (wd(k) + wa(k));
-        was(k) = wa(k);
+        const float qr = qa(k) / den(k);
+        float wa = id == 1 ? slope_rain_vt(c, qr, den(k), denfac(k))
+                           : slope_snow_vt(c, qr, den(k), denfac(k), tk(k));
+        if (n >= 2) wa = 0.5f * (wa + was(k));
+        ww(k) = 0.5f * (wd(k) + wa);
+        was(k) = wa;
       }
       n = n + 1;
       tm.sync();
@@ -347,11 +353,15 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
     }
   }
   tm.sync();
-  // part 2: the piecewise-linear integral over the arrival cells kb..kt of each level
+  // part 2: the piecewise-linear integral over the arrival cells kb..kt of each level, stored
+  // in rql at once (WRF's qn, copied to rql at l.1651; nothing reads rql after qa is made)
   for (int k = k0; k <= km; k += ks) {
-    qn(k) = 0.0f;
+    float qn = 0.0f;
     const int kb = (int)kbl(k), kt = (int)ktl(k);
-    if (kb == 0) continue;
+    if (kb == 0) {
+      qq(k) = qn;
+      continue;
+    }
     if (kt == kb) {
       const float tl = (zi(k) - za(kb)) / dza(kb);
       const float th = (zi(k + 1) - za(kb)) / dza(kb);
@@ -360,7 +370,7 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
       const float qqd = 0.5f * (qpi(kb) - qmi(kb));
       const float qqh = qqd * th2 + qmi(kb) * th;
       const float qql = qqd * tl2 + qmi(kb) * tl;
-      qn(k) = (qqh - qql) / (th - tl);
+      qn = (qqh - qql) / (th - tl);
     } else if (kt > kb) {
       const float tl = (zi(k) - za(kb)) / dza(kb);
       const float tl2 = tl * tl;
@@ -381,8 +391,9 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
       const float dqh = qqd * th2 + qmi(kt) * th;
       zsum = zsum + th * dza(kt);
       qsum = qsum + dqh * dza(kt);
-      qn(k) = qsum / zsum;
+      qn = qsum / zsum;
     }
+    qq(k) = qn;
   }
 
   // rain out (l.1639-1648)
@@ -400,8 +411,6 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
     }
     *precip = pr;
   }
-  // replace the new values (l.1651); each member its own levels (it wrote their qn)
-  for (int k = k0; k <= km; k += ks) qq(k) = qn(k);
 }
 // One thread, the whole column.
 WRFGPU_HD void nislfv_rain_plm(const Constants& c, int km, CCol denl, CCol denfacl, Col tkl,
@@ -752,8 +761,8 @@ constexpr int kScratchArrays = kColumnArrays + kNislfvArrays;  // each of nk+1 f
 WRFGPU_HD NislfvScratch nislfv_scratch(float* base, std::ptrdiff_t stride,
                                        std::ptrdiff_t array_pitch) {
   NislfvScratch n;
-  Col* order[kNislfvArrays] = {&n.ww, &n.wd, &n.wa,  &n.was, &n.qn,  &n.qr,  &n.wi, &n.zi,
-                               &n.za, &n.dza, &n.qa, &n.qmi, &n.qpi, &n.kb, &n.kt};
+  Col* order[kNislfvArrays] = {&n.ww, &n.was, &n.wi,  &n.zi, &n.za, &n.dza,
+                               &n.qa, &n.qmi, &n.qpi, &n.kb, &n.kt};
   for (int a = 0; a < kNislfvArrays; ++a) *order[a] = Col{base + (std::ptrdiff_t)a * array_pitch, stride};
   return n;
 }
