@@ -204,6 +204,86 @@ struct CA1 {
   WRFGPU_HD const float& operator()(int k) const { return c[k - 1]; }
 };
 
+// The remap's search (l.1581-1607) as WRF writes it: for each level k, kb is the first arrival
+// cell whose top is at or above zi(k), kt (before its "kt = kt - 1") the first whose bottom is
+// at or above zi(k+1), each search starting from max(kb-1,1) / max(kt-1,1) of the level below
+// and keeping that start when nothing is found. kbl(k) = 0 marks the levels from WRF's
+// "exit intp" on (zi(k) >= za(km+1)), whose qn stays 0. Values are small integers in floats.
+WRFGPU_HD void nislfv_find_kbkt_wrf(int km, const A1& zi, const A1& za, const A1& kbl,
+                                    const A1& ktl) {
+  int kb = 1, kt = 1;
+  bool exited = false;
+  for (int k = 1; k <= km; ++k) {
+    kb = imax2(kb - 1, 1);
+    kt = imax2(kt - 1, 1);
+    if (exited || zi(k) >= za(km + 1)) {  // exit intp: this level and all above stay 0
+      exited = true;
+      kbl(k) = 0.0f;
+      continue;
+    }
+    for (int kk = kb; kk <= km; ++kk) {
+      if (zi(k) <= za(kk + 1)) {
+        kb = kk;
+        break;
+      }
+    }
+    for (int kk = kt; kk <= km; ++kk) {
+      if (zi(k + 1) <= za(kk)) {
+        kt = kk;
+        break;
+      }
+    }
+    kt = kt - 1;
+    kbl(k) = (float)kb;  // exact: levels are far below 2^24
+    ktl(k) = (float)kt;
+  }
+}
+
+// The same kb and kt, each level searched on its own, for zi that never decreases (dz >= 0).
+// The start WRF takes from the level below then changes no result:
+//  - kb: a level before the exit (zi(k) < za(km+1)) always finds one, and every kk below the
+//    kb of the level below fails the test zi(k) <= za(kk+1) here too (zi(k) >= zi(k-1)); so
+//    WRF's kb is the first kk >= 1 that passes.
+//  - kt: likewise, when one is found, WRF's is the first kk >= 1 with zi(k+1) <= za(kk). When
+//    none is found, none is for any level above either, and WRF keeps its start: from the
+//    first such level on, kt follows max(kt-1,1)-1, starting from the kt of the level below
+//    that one (1 before level 1).
+// A member searches its levels upwards from the results of its previous level (a lower bound,
+// by the same argument), marks the levels with no kt, and after a sync resolves those from
+// the marks (spare holds the values until every member has read the marks).
+template <class Team>
+WRFGPU_HD void nislfv_find_kbkt(const Team& tm, int km, const A1& zi, const A1& za,
+                                const A1& kbl, const A1& ktl, const A1& spare) {
+  const int k0 = 1 + tm.rank(), ks = tm.size();
+  int kb_lo = 1, kt_lo = 1;
+  for (int k = k0; k <= km; k += ks) {
+    if (zi(k) >= za(km + 1)) {  // exit intp
+      kbl(k) = 0.0f;
+      continue;
+    }
+    int kb = kb_lo;
+    while (!(zi(k) <= za(kb + 1))) ++kb;  // stops at km at the latest: zi(k) < za(km+1)
+    int kt = kt_lo;
+    while (kt <= km && !(zi(k + 1) <= za(kt))) ++kt;
+    kb_lo = kb;
+    kt_lo = kt;
+    kbl(k) = (float)kb;
+    ktl(k) = kt <= km ? (float)(kt - 1) : -1.0f;  // -1: none found
+  }
+  tm.sync();
+  for (int k = k0; k <= km; k += ks) {
+    if (kbl(k) == 0.0f || ktl(k) >= 0.0f) continue;
+    int first = k;
+    while (first > 1 && ktl(first - 1) < 0.0f) --first;
+    int kt = first == 1 ? 1 : (int)ktl(first - 1);
+    for (int j = first; j <= k; ++j) kt = imax2(kt - 1, 1) - 1;
+    spare(k) = (float)kt;
+  }
+  tm.sync();
+  for (int k = k0; k <= km; k += ks)
+    if (kbl(k) != 0.0f && ktl(k) < 0.0f) ktl(k) = spare(k);
+}
+
 // rql (den*q, inout) and precip (kg m-2 per dt, out; written by member 0). id: 1 rain, else
 // snow (arrival fall speeds); iter: number of mean-speed iterations (0: departure speed only).
 //
@@ -233,10 +313,16 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
   if (allold <= 0.0f) return;
   // departure wind (l.1486: wd = ww, read from wwl here)
   for (int k = k0; k <= km; k += ks) ww(k) = wwl[k - 1];
-  // interface heights (l.1480-1483)
+  // interface heights (l.1480-1483); kbl(km+1), a spare slot, says whether they never
+  // decrease (dz >= 0: always for validated input), which the remap search below relies on
   if (lead) {
     zi(1) = 0.0f;
-    for (int k = 1; k <= km; ++k) zi(k + 1) = zi(k) + dz(k);
+    bool rising = true;
+    for (int k = 1; k <= km; ++k) {
+      zi(k + 1) = zi(k) + dz(k);
+      rising = rising && zi(k + 1) >= zi(k);
+    }
+    kbl(km + 1) = rising ? 1.0f : 0.0f;
   }
   tm.sync();
 
@@ -322,46 +408,23 @@ WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol 
     }
   }
 
-  // remap to the fixed grid (l.1581-1636), part 1: WRF's kb/kt search, each level's search
-  // starting one below the previous level's result
-  if (lead) {
-    int kb = 1, kt = 1;
-    bool exited = false;
-    for (int k = 1; k <= km; ++k) {
-      kb = imax2(kb - 1, 1);
-      kt = imax2(kt - 1, 1);
-      if (exited || zi(k) >= za(km + 1)) {  // exit intp: this level and all above stay 0
-        exited = true;
-        kbl(k) = 0.0f;
-        continue;
-      }
-      for (int kk = kb; kk <= km; ++kk) {
-        if (zi(k) <= za(kk + 1)) {
-          kb = kk;
-          break;
-        }
-      }
-      for (int kk = kt; kk <= km; ++kk) {
-        if (zi(k + 1) <= za(kk)) {
-          kt = kk;
-          break;
-        }
-      }
-      kt = kt - 1;
-      kbl(k) = (float)kb;  // exact: levels are far below 2^24
-      ktl(k) = (float)kt;
-    }
+  // remap to the fixed grid (l.1581-1636), part 1: WRF's kb and kt of every level
+  if (kbl(km + 1) != 0.0f) {
+    nislfv_find_kbkt(tm, km, zi, za, kbl, ktl, was);
+  } else if (lead) {
+    nislfv_find_kbkt_wrf(km, zi, za, kbl, ktl);
   }
   tm.sync();
   // part 2: the piecewise-linear integral over the arrival cells kb..kt of each level, stored
   // in rql at once (WRF's qn, copied to rql at l.1651; nothing reads rql after qa is made)
   for (int k = k0; k <= km; k += ks) {
     float qn = 0.0f;
-    const int kb = (int)kbl(k), kt = (int)ktl(k);
+    const int kb = (int)kbl(k);
     if (kb == 0) {
       qq(k) = qn;
       continue;
     }
+    const int kt = (int)ktl(k);
     if (kt == kb) {
       const float tl = (zi(k) - za(kb)) / dza(kb);
       const float th = (zi(k + 1) - za(kb)) / dza(kb);

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "test_util.h"
@@ -227,6 +228,55 @@ TEST(Wsm5Sedimentation, TeamOfThreadsGivesTheSerialBits) {
       }
     }
   }
+}
+
+// The remap search: per level (nislfv_find_kbkt, any team size) against WRF's loop with its
+// warm starts (nislfv_find_kbkt_wrf), on random columns: uneven layers (some of zero depth),
+// arrival points from fall speeds that jump between levels (so za is not always monotone),
+// columns that rain out at the ground and columns whose top arrives below some interfaces
+// (levels with no kt, WRF's "exit intp").
+TEST(Wsm5Sedimentation, RemapSearchPerLevelEqualsWrfLoop) {
+  std::mt19937 rng(20261123);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::size_t checked = 0, no_kt = 0, exits = 0;
+  for (int trial = 0; trial < 250; ++trial) {
+    const int km = 2 + trial % 45;
+    std::vector<float> zi(km + 1), za(km + 1), kb0(km + 1, -9.f), kt0(km + 1, -9.f);
+    zi[0] = 0.f;
+    for (int k = 0; k < km; ++k) zi[k + 1] = zi[k] + (u(rng) < 0.05f ? 0.f : 50.f + 900.f * u(rng));
+    const float dt = 30.f + 150.f * u(rng);
+    const float wmax = trial % 3 == 0 ? 2.f : 40.f;
+    for (int k = 0; k <= km; ++k) za[k] = zi[k] - wmax * u(rng) * dt;
+    const A1 zi1{Col{zi.data(), 1}}, za1{Col{za.data(), 1}};
+    nislfv_find_kbkt_wrf(km, zi1, za1, A1{Col{kb0.data(), 1}}, A1{Col{kt0.data(), 1}});
+    for (int size : {1, 3, 8}) {
+      std::vector<float> kb1(km + 1, -9.f), kt1(km + 1, -9.f), spare(km + 1, -9.f);
+      Barrier bar(size);
+      std::vector<std::thread> th;
+      for (int r = 0; r < size; ++r)
+        th.emplace_back([&, r] {
+          nislfv_find_kbkt(ThreadTeam{r, size, &bar}, km, zi1, za1, A1{Col{kb1.data(), 1}},
+                           A1{Col{kt1.data(), 1}}, A1{Col{spare.data(), 1}});
+        });
+      for (auto& t : th) t.join();
+      for (int k = 0; k < km; ++k) {
+        ASSERT_EQ(kb1[k], kb0[k]) << "trial " << trial << " level " << k + 1 << " team " << size;
+        if (kb0[k] != 0.f)
+          ASSERT_EQ(kt1[k], kt0[k]) << "trial " << trial << " level " << k + 1 << " team " << size;
+      }
+    }
+    for (int k = 0; k < km; ++k) {
+      checked += kb0[k] != 0.f;
+      exits += kb0[k] == 0.f;
+      // a level before the exit whose kt search found nothing keeps WRF's start value
+      bool found = false;
+      for (int kk = 1; kk <= km && kb0[k] != 0.f; ++kk) found = found || zi[k + 1] <= za[kk - 1];
+      no_kt += kb0[k] != 0.f && !found;
+    }
+  }
+  std::printf("  %zu levels searched, %zu with no kt found, %zu past the exit\n", checked, no_kt, exits);
+  EXPECT_GT(no_kt, 100u);
+  EXPECT_GT(exits, 100u);
 }
 
 // Melting and freezing move water between classes and heat as the Fortran does:
