@@ -311,6 +311,65 @@ TEST(Wsm5Gpu, SedimentationTeamsEqualOneThreadPerColumn) {
   }
 }
 
+// Many levels: the sedimentation teams' shared scratch grows with nk (11 arrays of nk+1 floats
+// per team); past 48 KB a block opts in to more shared memory, past 200 KB it holds fewer teams.
+// The synthetic column refined to 4x and 40x its levels (values interpolated linearly in k,
+// each layer split into equal ones) runs with the team kernels and with one thread per column:
+// the same bits. Against the CPU the GPU must stay within the larger of WRF's rebuild spread
+// and twice the CPU's own strict-vs-fast spread on the same columns: 1,600 layers of 5-20 m
+// make saturation switch on or off in single cells (qc strict vs fast 7.9e-4 on the CPU).
+TEST(Wsm5Gpu, ManyLevelsTeamsEqualOneThreadPerColumn) {
+  WRFGPU_REQUIRE_GPU();
+  if (!have_case()) GTEST_SKIP() << "test data missing";
+  const Case k0 = small_case();
+  for (int split : {4, 40}) {
+    Case k = k0;
+    k.nk = k0.nk * split;
+    k.ni = std::min<std::size_t>(k0.ni, 16);  // keep the call small; whole columns only
+    k.nj = std::min<std::size_t>(k0.nj, 8);
+    k.dims = dense_tile_dims((int)k.ni, (int)k.nk, (int)k.nj);
+    for (auto& kv : k.in) {
+      const bool is3 = kv.second.size() == k0.ni * k0.nk * k0.nj;
+      std::vector<float> v(is3 ? k.ni * k.nk * k.nj : k.ni * k.nj);
+      for (std::size_t j = 0; j < k.nj; ++j)
+        for (std::size_t i = 0; i < k.ni; ++i) {
+          if (!is3) { v[j * k.ni + i] = kv.second[j * k0.ni + i]; continue; }
+          for (std::size_t kk = 0; kk < k.nk; ++kk) {
+            const std::size_t lo = kk / split, hi = std::min(lo + 1, k0.nk - 1);
+            const float w = (float)(kk % split) / (float)split;
+            const float a = kv.second[(j * k0.nk + lo) * k0.ni + i];
+            const float b = kv.second[(j * k0.nk + hi) * k0.ni + i];
+            v[(j * k.nk + kk) * k.ni + i] = kv.first == "dz" ? a / (float)split : a + w * (b - a);
+          }
+        }
+      kv.second = v;
+    }
+    wsm5::Options one;
+    one.gpu_sediment_team = 1;
+    const Result ref = run_case(k, Backend::Gpu, Mode::Strict, true, false, one);
+    const Result cpu = run_case(k, Backend::Cpu, Mode::Strict);
+    const Result cpu_fast = run_case(k, Backend::Cpu, Mode::Fast);
+    for (int team : {8, 32}) {
+      wsm5::Options o;
+      o.gpu_sediment_team = team;
+      const Result r = run_case(k, Backend::Gpu, Mode::Strict, true, false, o);
+      for (const auto& kv : ref.out)
+        ASSERT_EQ(bit_differences(kv.second, r.out.at(kv.first)), 0u)
+            << kv.first << " nk " << k.nk << " team " << team;
+    }
+    for (const char* n : {"th", "qv", "qc", "qr", "qi", "qs"}) {
+      const FieldStats st = compare_field(n, cpu.out.at(n).data(), ref.out.at(n).data(), k.ni,
+                                          k.nk, k.nj, 1e-12);
+      const FieldStats spread = compare_field(n, cpu.out.at(n).data(), cpu_fast.out.at(n).data(),
+                                              k.ni, k.nk, k.nj, 1e-12);
+      std::printf("  nk %zu %-3s gpu vs cpu plmv %.3e, cpu strict vs fast %.3e\n", k.nk, n,
+                  st.plmv, spread.plmv);
+      EXPECT_LE(st.plmv, std::max(1.2e-5, 2 * spread.plmv)) << n << " nk " << k.nk;
+    }
+    EXPECT_GT(total(ref.out.at("rainnc")), 0.0) << "nk " << k.nk;
+  }
+}
+
 // Arrays in page-locked memory (a model that keeps its state pinned): the GPU backend copies
 // tile rows straight to and from them (Timing::direct), with the same bits as the staged
 // path and nothing outside the tile written. One pageable array sends the call back to the
