@@ -172,45 +172,44 @@ struct WarpTeam {
   __device__ int size() const { return n; }
   __device__ void sync() const { __syncwarp(mask); }
 };
-// Thread -> (team, lane); teams of n lanes (n divides 32) never straddle a warp.
-__device__ WarpTeam warp_team(int n, long& team, int& team_in_block) {
+// This thread's team (teams of n lanes, n divides 32, never straddle a warp), the team's index
+// among all teams of the launch, and its nislfv scratch in the block's shared memory.
+struct TeamThread {
+  WarpTeam tm;
+  long team;
+  NislfvScratch nis;
+};
+__device__ TeamThread team_thread(int n, int nk) {
+  extern __shared__ float smem[];
   const int wl = threadIdx.x & 31, lane = wl % n;
   const unsigned ones = n == 32 ? 0xffffffffu : ((1u << n) - 1u);
-  team = ((long)blockIdx.x * blockDim.x + threadIdx.x) / n;
-  team_in_block = threadIdx.x / n;
-  return WarpTeam{lane, n, ones << (wl - lane)};
-}
-__device__ NislfvScratch team_scratch(float* smem, int team_in_block, int nk) {
-  return nislfv_scratch(smem + (std::ptrdiff_t)team_in_block * kNislfvArrays * (nk + 1), 1, nk + 1);
+  TeamThread t;
+  t.tm = WarpTeam{lane, n, ones << (wl - lane)};
+  t.team = ((long)blockIdx.x * blockDim.x + threadIdx.x) / n;
+  t.nis = nislfv_scratch(smem + (std::ptrdiff_t)(threadIdx.x / n) * kNislfvArrays * (nk + 1), 1,
+                         nk + 1);
+  return t;
 }
 
 __global__ void __launch_bounds__(128) wsm5_sediment_rs_team_kernel(Constants c, SlabView v,
                                                                     float dtcld, int n) {
-  extern __shared__ float smem[];
-  long team;
-  int tb;
-  const WarpTeam tm = warp_team(n, team, tb);
+  const TeamThread t = team_thread(n, v.nk);
   const int nc = v.ncols();
-  if (team >= 2L * nc) return;  // the whole team
-  const int species = (int)(team / nc), col = (int)(team % nc);
+  if (t.team >= 2L * nc) return;  // the whole team
+  const int species = (int)(t.team / nc), col = (int)(t.team % nc);
   const int i = col % v.ni, jj = col / v.ni;
-  const float delq = wsm5_sediment_rain_snow_column(tm, c, v.nk, dtcld, v.args(i, jj),
-                                                    v.scr(i, jj), team_scratch(smem, tb, v.nk),
-                                                    species);
-  if (tm.rank() == 0) v.carry(species)[col] = delq;
+  const float delq = wsm5_sediment_rain_snow_column(t.tm, c, v.nk, dtcld, v.args(i, jj),
+                                                    v.scr(i, jj), t.nis, species);
+  if (t.tm.rank() == 0) v.carry(species)[col] = delq;
 }
 
 __global__ void __launch_bounds__(128) wsm5_sediment_ice_team_kernel(Constants c, SlabView v,
                                                                      float dtcld, int n) {
-  extern __shared__ float smem[];
-  long team;
-  int tb;
-  const WarpTeam tm = warp_team(n, team, tb);
-  if (team >= v.ncols()) return;
-  const int col = (int)team, i = col % v.ni, jj = col / v.ni;
-  wsm5_sediment_ice_column(tm, c, v.nk, dtcld, v.args(i, jj), v.scr(i, jj),
-                           team_scratch(smem, tb, v.nk), v.carry(0)[col], v.carry(1)[col],
-                           v.carry(2) + col);
+  const TeamThread t = team_thread(n, v.nk);
+  if (t.team >= v.ncols()) return;
+  const int col = (int)t.team, i = col % v.ni, jj = col / v.ni;
+  wsm5_sediment_ice_column(t.tm, c, v.nk, dtcld, v.args(i, jj), v.scr(i, jj), t.nis,
+                           v.carry(0)[col], v.carry(1)[col], v.carry(2) + col);
 }
 
 // Launch shape of the team kernels: 128 threads per block, fewer when the teams' scratch
