@@ -67,6 +67,7 @@ struct SlabView {
   float* blk;
   float* scratch;
   int ni, nk, njs, has_snow;
+  int scratch_arrays;  // arrays of nk+1 levels before the carries (kColumnArrays with teams)
   __device__ std::size_t cells() const { return (std::size_t)ni * nk * njs; }
   __device__ int ncols() const { return ni * njs; }
   __device__ ColumnArgs args(int i, int jj) const {
@@ -100,7 +101,7 @@ struct SlabView {
                           (std::ptrdiff_t)nc, pitch);
   }
   __device__ float* carry(int which) const {
-    return scratch + (std::size_t)kGpuScratchArrays * (nk + 1) * ncols() +
+    return scratch + (std::size_t)scratch_arrays * (nk + 1) * ncols() +
            (std::size_t)which * ncols();
   }
 };
@@ -459,8 +460,11 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     total += g.size();
     max_cols = std::max(max_cols, g.cols);
   }
+  // The team kernels keep their nislfv scratch in shared memory: global scratch only for the
+  // column arrays then (the one-thread kernels need their two nislfv sets after them).
+  const int scratch_arrays = tl.team > 1 ? kColumnArrays : kGpuScratchArrays;
   const std::size_t scratch_per_stream =
-      ((std::size_t)kGpuScratchArrays * (nk + 1) + kCarry2d) * max_cols;
+      ((std::size_t)scratch_arrays * (nk + 1) + kCarry2d) * max_cols;
   const std::size_t rwork_per_stream = do_refl ? (std::size_t)kReflArrays * nk * max_cols : 0;
   const std::size_t need = sizeof(float) * (total + scratch_per_stream * nstream);
   if (need > ctx.reserved) {  // growing: make sure the device has room, with a clear error
@@ -637,7 +641,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dblk, h, in_bytes, cudaMemcpyHostToDevice, st));
     }
     WRFGPU_CUDA_CHECK(cudaEventRecord(e[1], st));
-    const SlabView v{dblk, dscr, ni, nk, g.nj, has_snow ? 1 : 0};
+    const SlabView v{dblk, dscr, ni, nk, g.nj, has_snow ? 1 : 0, scratch_arrays};
     if (device_check) {
       const long cells = (long)g.cells;
       wsm5_check_kernel<<<(unsigned)((cells + 255) / 256), 256, 0, st>>>(v, g.j0, dbad);
