@@ -289,11 +289,10 @@ WRFGPU_HD void nislfv_find_kbkt(const Team& tm, int km, const A1& zi, const A1& 
 //
 // Every value is computed by the same expression as in WRF; a team only changes which member
 // computes it. Per-level loops are split over the members; WRF's recurrences (interface
-// heights, the top-down diffusivity limit of wi, the kb/kt search that starts from the
-// previous level's result, the surface rain-out) run on member 0. The remap is cut in two:
-// member 0 finds kb and kt of every level exactly as WRF's loop does (kb = 0 marks the levels
-// after WRF's "exit intp"), then each member integrates its levels. So a team of any size
-// gives the bits of the serial loop.
+// heights, the top-down diffusivity limit of wi, the surface rain-out) run on member 0. The
+// remap is cut in two: kb and kt of every level as WRF's loop finds them (nislfv_find_kbkt;
+// kb = 0 marks the levels after WRF's "exit intp"), then each member integrates its levels.
+// So a team of any size gives the bits of the serial loop.
 template <class Team>
 WRFGPU_HD void nislfv_rain_plm(const Team& tm, const Constants& c, int km, CCol denl,
                                CCol denfacl, Col tkl, CCol dzl, Col wwl, Col rql, float* precip,
