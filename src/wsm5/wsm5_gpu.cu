@@ -107,9 +107,18 @@ struct SlabView {
 };
 
 // Thread -> cell (i,k,jj) of the slab, i fastest (the block layout [jj][k][i]).
+// Slabs below 2^31 cells (all real ones) use 32-bit division, which the GPU does in a few
+// instructions; 64-bit division is a long software routine.
 __device__ bool cell_of(const SlabView& v, int& i, int& k, int& jj) {
   const long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= (long)v.cells()) return false;
+  if (v.cells() < (1ul << 31)) {
+    const unsigned u = (unsigned)idx, r = u / (unsigned)v.ni;
+    i = (int)(u - r * (unsigned)v.ni);
+    k = (int)(r % (unsigned)v.nk);
+    jj = (int)(r / (unsigned)v.nk);
+    return true;
+  }
   i = (int)(idx % v.ni);
   const long r = idx / v.ni;
   k = (int)(r % v.nk);
@@ -124,10 +133,11 @@ __global__ void __launch_bounds__(256) wsm5_fallspeed_kernel(Constants c, SlabVi
   const ColumnArgs a = v.args(i, jj);
   const ColumnScratch s = v.scr(i, jj);
   if (first) {
-    wsm5_begin_cell(c, a, s, k);
+    wsm5_begin_fallspeed_cell(c, a, s, k);
     if (k == 0) wsm5_begin_column(a, v.carry(2) + jj * v.ni + i);
+  } else {
+    wsm5_fallspeed_cell(c, a, s, k);
   }
-  wsm5_fallspeed_cell(c, a, s, k);
 }
 
 // Phase 2: one thread per column and species; rain threads first, then snow threads
