@@ -25,6 +25,8 @@
 #include <mutex>
 #include <vector>
 
+#include <cuda_pipeline.h>
+
 #include "cuda_util.h"
 #include "device.h"
 #include "errors.h"
@@ -127,16 +129,19 @@ __device__ bool cell_of(const SlabView& v, int& i, int& k, int& jj) {
 }
 
 // Minor loop phase 1 (wsm5_fallspeed_cell); on the first loop also the "begin" phase.
-__global__ void __launch_bounds__(256) wsm5_fallspeed_kernel(Constants c, SlabView v, int first) {
+// fall_speeds 0 (the team sedimentation): saturation only; the team kernel computes the rain
+// and snow fall speeds and den*q of its column (fall_speed_of), where they are used.
+__global__ void __launch_bounds__(256) wsm5_fallspeed_kernel(Constants c, SlabView v, int first,
+                                                             int fall_speeds) {
   int i, k, jj;
   if (!cell_of(v, i, k, jj)) return;
   const ColumnArgs a = v.args(i, jj);
   const ColumnScratch s = v.scr(i, jj);
   if (first) {
-    wsm5_begin_fallspeed_cell(c, a, s, k);
+    wsm5_begin_fallspeed_cell(c, a, s, k, fall_speeds != 0);
     if (k == 0) wsm5_begin_column(a, v.carry(2) + jj * v.ni + i);
   } else {
-    wsm5_fallspeed_cell(c, a, s, k);
+    wsm5_fallspeed_cell(c, a, s, k, fall_speeds != 0);
   }
 }
 
@@ -184,11 +189,21 @@ struct WarpTeam {
   __device__ void sync() const { __syncwarp(mask); }
 };
 // This thread's team (teams of n lanes, n divides 32, never straddle a warp), the team's index
-// among all teams of the launch, and its nislfv scratch in the block's shared memory.
+// among all teams of the launch, and its scratch in the block's shared memory: the nislfv
+// arrays, then kStageArrays arrays of column inputs staged from global memory.
+constexpr int kStageArrays = 4;
+constexpr int kTeamArrays = kNislfvArrays + kStageArrays;
+// Floats of one team's scratch, padded so that the teams of a warp start n banks apart: their
+// lanes, at the same level, then hit different shared-memory banks.
+__host__ __device__ int team_floats(int n, int nk) {
+  const int f = kTeamArrays * (nk + 1);
+  return f + ((n % 32) - f % 32 + 32) % 32;
+}
 struct TeamThread {
   WarpTeam tm;
   long team;
   NislfvScratch nis;
+  float* stage;  // kStageArrays arrays of nk+1 floats
 };
 __device__ TeamThread team_thread(int n, int nk) {
   extern __shared__ float smem[];
@@ -197,9 +212,44 @@ __device__ TeamThread team_thread(int n, int nk) {
   TeamThread t;
   t.tm = WarpTeam{lane, n, ones << (wl - lane)};
   t.team = ((long)blockIdx.x * blockDim.x + threadIdx.x) / n;
-  t.nis = nislfv_scratch(smem + (std::ptrdiff_t)(threadIdx.x / n) * kNislfvArrays * (nk + 1), 1,
-                         nk + 1);
+  float* mine = smem + (std::ptrdiff_t)(threadIdx.x / n) * team_floats(n, nk);
+  t.nis = nislfv_scratch(mine, 1, nk + 1);
+  t.stage = mine + (std::ptrdiff_t)kNislfvArrays * (nk + 1);
   return t;
+}
+
+// Column inputs of the sedimentation staged in shared memory before nislfv_rain_plm runs: the
+// mixing ratio (rain and snow) or den*q (ice) in dq, den and dz; w holds the fall speeds the
+// rain and snow teams compute. The team copies each array at once; nislfv_rain_plm's loops
+// would load them level by level (member 0's interface heights waited on dz four levels at a
+// time, every division by dz on its load). The views then point at shared memory
+// unconditionally, so the compiler emits shared-memory accesses for them.
+struct Staged {
+  Col dq, den, dz, w;
+};
+__device__ Staged staged_arrays(float* base, int nk) {
+  const std::ptrdiff_t pitch = nk + 1;
+  return Staged{Col{base, 1}, Col{base + pitch, 1}, Col{base + 2 * pitch, 1},
+                Col{base + 3 * pitch, 1}};
+}
+// The copies are asynchronous (cp.async): every level's load is in flight at once. A plain
+// copy loop waits for each load before its store, as the compiler cannot tell the shared
+// scratch from the global arrays (both are reached through the same generic pointers).
+__device__ void stage_async(const WarpTeam& tm, int nk, Col dst, CCol src) {
+  for (int k = tm.rank(); k < nk; k += tm.size())
+    __pipeline_memcpy_async(&dst[k], &src[k], sizeof(float));
+}
+__device__ void stage_wait(const WarpTeam& tm) {
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  tm.sync();  // the other members' copies too
+}
+__device__ void stage_column(const WarpTeam& tm, int nk, const Staged& st, Col q, CCol den,
+                             CCol dz) {
+  stage_async(tm, nk, st.dq, CCol{q.p, q.s});
+  stage_async(tm, nk, st.den, den);
+  stage_async(tm, nk, st.dz, dz);
+  stage_wait(tm);
 }
 
 __global__ void __launch_bounds__(128) wsm5_sediment_rs_team_kernel(Constants c, SlabView v,
@@ -209,8 +259,24 @@ __global__ void __launch_bounds__(128) wsm5_sediment_rs_team_kernel(Constants c,
   if (t.team >= 2L * nc) return;  // the whole team
   const int species = (int)(t.team / nc), col = (int)(t.team % nc);
   const int i = col % v.ni, jj = col / v.ni;
-  const float delq = wsm5_sediment_rain_snow_column(t.tm, c, v.nk, dtcld, v.args(i, jj),
-                                                    v.scr(i, jj), t.nis, species);
+  ColumnArgs a = v.args(i, jj);
+  ColumnScratch s = v.scr(i, jj);
+  const Staged st = staged_arrays(t.stage, v.nk);
+  // q, then the fall speed (workr/works) and den*q (denqr/denqs) of each level, as the
+  // fallspeed phase computes them (fallspeed_values), here where they are used: they live in
+  // shared memory only, as nothing after the sedimentation reads them. The fall speed needs
+  // denfac (and t for snow) only where there is rain or snow.
+  stage_column(t.tm, v.nk, st, species == 0 ? a.qr : a.qs, a.den, a.delz);
+  for (int k = t.tm.rank(); k < v.nk; k += t.tm.size()) {
+    const float q = st.dq[k], den = st.den[k];
+    st.w[k] = q <= 0.0f ? 0.0f : fall_speed_of(c, species, q, den, s.denfac[k], s.t[k]);
+    st.dq[k] = den * q;
+  }
+  t.tm.sync();
+  s.denqr = st.dq; s.denqs = st.dq;
+  s.workr = st.w; s.works = st.w;
+  a.den = CCol{st.den.p, 1}; a.delz = CCol{st.dz.p, 1};
+  const float delq = wsm5_sediment_rain_snow_column(t.tm, c, v.nk, dtcld, a, s, t.nis, species);
   if (t.tm.rank() == 0) v.carry(species)[col] = delq;
 }
 
@@ -219,12 +285,18 @@ __global__ void __launch_bounds__(128) wsm5_sediment_ice_team_kernel(Constants c
   const TeamThread t = team_thread(n, v.nk);
   if (t.team >= v.ncols()) return;
   const int col = (int)t.team, i = col % v.ni, jj = col / v.ni;
-  wsm5_sediment_ice_column(t.tm, c, v.nk, dtcld, v.args(i, jj), v.scr(i, jj), t.nis,
-                           v.carry(0)[col], v.carry(1)[col], v.carry(2) + col);
+  ColumnArgs a = v.args(i, jj);
+  ColumnScratch s = v.scr(i, jj);
+  const Staged st = staged_arrays(t.stage, v.nk);
+  stage_column(t.tm, v.nk, st, s.denqi, a.den, a.delz);
+  s.denqi = st.dq;
+  a.den = CCol{st.den.p, 1}; a.delz = CCol{st.dz.p, 1};
+  wsm5_sediment_ice_column(t.tm, c, v.nk, dtcld, a, s, t.nis, v.carry(0)[col], v.carry(1)[col],
+                           v.carry(2) + col);
 }
 
 // Launch shape of the team kernels: 128 threads per block, fewer when the teams' scratch
-// (kNislfvArrays * (nk+1) floats each) would not fit in shared memory.
+// (team_floats each) would not fit in shared memory.
 constexpr int kDefaultSedimentTeam = 8;
 struct TeamLaunch {
   int team = 1;            // lanes per column; 1: the one-thread kernels
@@ -234,7 +306,7 @@ struct TeamLaunch {
 TeamLaunch team_launch(int team, int nk) {
   TeamLaunch t;
   if (team <= 1) return t;
-  const std::size_t per_team = sizeof(float) * kNislfvArrays * (nk + 1);
+  const std::size_t per_team = sizeof(float) * team_floats(team, nk);
   const std::size_t limit = 200 * 1024;  // below the 227 KB an sm_80/sm_90 block may opt in to
   int teams = 128 / team;
   while (teams > 1 && per_team * teams > limit) teams /= 2;
@@ -327,7 +399,7 @@ void launch_slab(const Constants& c, const RadarTables& rt, const SlabView& v, f
   const int loops = minor_loops(delt);
   const float dtcld = minor_dt(delt);
   for (int loop = 1; loop <= loops; ++loop) {
-    wsm5_fallspeed_kernel<<<bc, tc, 0, st>>>(c, v, loop == 1 ? 1 : 0);
+    wsm5_fallspeed_kernel<<<bc, tc, 0, st>>>(c, v, loop == 1 ? 1 : 0, tl.team > 1 ? 0 : 1);
     WRFGPU_CUDA_CHECK_LAUNCH("wsm5_fallspeed_kernel");
     if (tl.team > 1) {
       wsm5_sediment_rs_team_kernel<<<bs2, tl.threads, tl.smem, st>>>(c, v, dtcld, tl.team);

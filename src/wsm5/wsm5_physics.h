@@ -43,6 +43,13 @@ using CCol = ColT<const float>;
 WRFGPU_HD float fmax2(float a, float b) { return a > b ? a : b; }
 WRFGPU_HD float fmin2(float a, float b) { return a < b ? a : b; }
 WRFGPU_HD int imax2(int a, int b) { return a > b ? a : b; }
+WRFGPU_HD bool sign_bit(float x) {
+#if defined(__CUDA_ARCH__)
+  return signbit(x);
+#else
+  return std::signbit(x);
+#endif
+}
 
 // ---------------------------------------------------------------------------------------
 // Saturation: wsm52D's inline expansion of fpvs (l.548-606, WSM_NO_CONDITIONAL_IN_VECTOR
@@ -865,6 +872,7 @@ WRFGPU_HD float minor_dt(float delt) {
 // (a chain of memory round trips per thread; the fallspeed kernel was 80% such stalls).
 struct BeginCell {
   float t, qc, qr, qi, qs, cpm, xl, denfac;
+  unsigned clipped;  // bit n: the n-th of qc, qr, qi, qs changed (it had its sign bit set)
 };
 WRFGPU_HD BeginCell begin_values(const Constants& c, float th, float pii, float q, float qc,
                                  float qr, float qi, float qs, float den) {
@@ -876,6 +884,9 @@ WRFGPU_HD BeginCell begin_values(const Constants& c, float th, float pii, float 
   b.qr = fmax2(qr, 0.0f);
   b.qi = fmax2(qi, 0.0f);
   b.qs = fmax2(qs, 0.0f);
+  // max(x,0.) leaves x >= +0 as it is: only the others need to be written back
+  b.clipped = (sign_bit(qc) ? 1u : 0u) | (sign_bit(qr) ? 2u : 0u) | (sign_bit(qi) ? 4u : 0u) |
+              (sign_bit(qs) ? 8u : 0u);
   // l.464-471: latent heat and heat capacity, frozen for all minor loops
   b.cpm = cpmcal(c, q);
   b.xl = xlcal(c, b.t);
@@ -884,7 +895,10 @@ WRFGPU_HD BeginCell begin_values(const Constants& c, float th, float pii, float 
 }
 WRFGPU_HD void store_begin(const ColumnArgs& a, const ColumnScratch& s, int k, const BeginCell& b) {
   s.t[k] = b.t;
-  a.qc[k] = b.qc; a.qr[k] = b.qr; a.qi[k] = b.qi; a.qs[k] = b.qs;
+  if (b.clipped & 1u) a.qc[k] = b.qc;
+  if (b.clipped & 2u) a.qr[k] = b.qr;
+  if (b.clipped & 4u) a.qi[k] = b.qi;
+  if (b.clipped & 8u) a.qs[k] = b.qs;
   s.cpm[k] = b.cpm; s.xl[k] = b.xl; s.denfac[k] = b.denfac;
 }
 WRFGPU_HD void wsm5_begin_cell(const Constants& c, const ColumnArgs& a, const ColumnScratch& s,
@@ -902,29 +916,39 @@ WRFGPU_HD void wsm5_begin_column(const ColumnArgs& a, float* tstepsnow) {
 
 // Minor loop, phase 1: saturation at the start of the minor loop (l.544-606) and the fall
 // speeds of rain and snow (l.653-669).
+// workr (species 0, rain) or works (1, snow) of one level (l.653-669).
+WRFGPU_HD float fall_speed_of(const Constants& c, int species, float q, float den, float denfac,
+                              float t) {
+  if (q <= 0.0f) return 0.0f;
+  return species == 0 ? slope_wsm5_rain(c, q, den, denfac).vt
+                      : slope_wsm5_snow(c, q, den, denfac, t).vt;
+}
+// fall_speeds false: saturation only (the GPU's team sedimentation computes the fall speeds
+// and den*q of its column itself, with fall_speed_of and the same product).
 WRFGPU_HD void fallspeed_values(const Constants& c, const ColumnScratch& s, int k, float t,
-                                float p, float q, float qr, float qs, float den, float denfac) {
+                                float p, float q, float qr, float qs, float den, float denfac,
+                                bool fall_speeds = true) {
   const Saturation sat = saturation(c, t, p, q);
-  const Slope rn = slope_wsm5_rain(c, qr, den, denfac);
-  const Slope sn = slope_wsm5_snow(c, qs, den, denfac, t);
   s.qs1[k] = sat.qs1; s.qs2[k] = sat.qs2; s.rh1[k] = sat.rh1; s.rh2[k] = sat.rh2;
-  s.workr[k] = qr <= 0.0f ? 0.0f : rn.vt;
-  s.works[k] = qs <= 0.0f ? 0.0f : sn.vt;
+  if (!fall_speeds) return;
+  s.workr[k] = fall_speed_of(c, 0, qr, den, denfac, t);
+  s.works[k] = fall_speed_of(c, 1, qs, den, denfac, t);
   s.denqr[k] = den * qr;
   s.denqs[k] = den * qs;
 }
 WRFGPU_HD void wsm5_fallspeed_cell(const Constants& c, const ColumnArgs& a,
-                                   const ColumnScratch& s, int k) {
-  fallspeed_values(c, s, k, s.t[k], a.p[k], a.q[k], a.qr[k], a.qs[k], a.den[k], s.denfac[k]);
+                                   const ColumnScratch& s, int k, bool fall_speeds = true) {
+  fallspeed_values(c, s, k, s.t[k], a.p[k], a.q[k], a.qr[k], a.qs[k], a.den[k], s.denfac[k],
+                   fall_speeds);
 }
 // The first minor loop's phase 1 with the "begin" phase before it, for one cell (the GPU's
 // first fallspeed kernel): the values begin stores are the ones fallspeed then reads.
 WRFGPU_HD void wsm5_begin_fallspeed_cell(const Constants& c, const ColumnArgs& a,
-                                         const ColumnScratch& s, int k) {
+                                         const ColumnScratch& s, int k, bool fall_speeds = true) {
   const float q = a.q[k], p = a.p[k], den = a.den[k];
   const BeginCell b = begin_values(c, a.th[k], a.pii[k], q, a.qc[k], a.qr[k], a.qi[k], a.qs[k], den);
   store_begin(a, s, k, b);
-  fallspeed_values(c, s, k, b.t, p, q, b.qr, b.qs, den, b.denfac);
+  fallspeed_values(c, s, k, b.t, p, q, b.qr, b.qs, den, b.denfac, fall_speeds);
 }
 
 // Phase 2, one column and one species (0 rain, 1 snow): sedimentation (l.670-686) and the
