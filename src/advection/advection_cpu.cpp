@@ -7,8 +7,12 @@
 //   2. tendency of every tile cell: open terms, z, x, y divergence of the limited fluxes.
 // unlimited (advect_scalar): one stage.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 #include "advection_impl.h"
+#include "advection_tile.h"
+#include "errors.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -61,6 +65,43 @@ static void pd_cpu(const Prepared& p) {
     }
 }
 
+// pd as blocks of columns marching up the levels (advection_tile.h), bw x bh columns per
+// block and up to 8 species at a time, blocks spread over the threads. Same bits as pd_cpu.
+static void pd_cpu_tiles(const Prepared& p, int bw, int bh) {
+  const View v = cpu_view(p);
+  const Box& T = p.tile;
+  const int ns = p.in->nspec, gs = ns < 8 ? ns : 8;
+  const int nbi = (T.ni() + bw - 1) / bw, nbj = (T.nj() + bh - 1) / bh;
+#pragma omp parallel
+  {
+    std::vector<float> work;
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int bj = 0; bj < nbj; ++bj)
+      for (int bi = 0; bi < nbi; ++bi)
+        for (int s0 = 0; s0 < ns; s0 += gs) {
+          TileSpec t;
+          t.a0 = T.i0 + bi * bw; t.a1 = t.a0 + bw - 1 < T.i1 ? t.a0 + bw - 1 : T.i1;
+          t.b0 = T.j0 + bj * bh; t.b1 = t.b0 + bh - 1 < T.j1 ? t.b0 + bh - 1 : T.j1;
+          t.ti0 = T.i0; t.ti1 = T.i1; t.tj0 = T.j0; t.tj1 = T.j1;
+          t.k0 = T.k0; t.k1 = T.k1;
+          t.s0 = s0; t.ns = ns - s0 < gs ? ns - s0 : gs;
+          work.resize(tile_work_floats(t));
+          pd_tile_march(TileSerial{}, v, TileWork{work.data(), t});
+        }
+  }
+}
+
+// WRFGPU_ADVECT_CPU_TILE=WxH: the block march for the pd scheme (for testing it against the
+// two-stage scheme; read at every call).
+static bool cpu_tile_shape(int& bw, int& bh) {
+  const char* e = std::getenv("WRFGPU_ADVECT_CPU_TILE");
+  if (!e || !*e) return false;
+  if (std::sscanf(e, "%dx%d", &bw, &bh) != 2 || bw < 1 || bh < 1)
+    throw InputError(std::string("WRFGPU_ADVECT_CPU_TILE='") + e +
+                     "': expected WxH with W, H >= 1 columns (e.g. 32x4)");
+  return true;
+}
+
 static void un_cpu(const Prepared& p) {
   const View v = cpu_view(p);
   const Box& T = p.tile;
@@ -78,7 +119,10 @@ static void un_cpu(const Prepared& p) {
 
 void run_cpu(const Prepared& p, AdvectTimings* t) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (p.pd) pd_cpu(p); else un_cpu(p);
+  int bw, bh;
+  if (p.pd && cpu_tile_shape(bw, bh)) pd_cpu_tiles(p, bw, bh);
+  else if (p.pd) pd_cpu(p);
+  else un_cpu(p);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (t) {
     t->kernel_ms = t->total_ms = ms;

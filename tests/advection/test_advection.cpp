@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -124,6 +125,47 @@ TEST(AdvectionWrfRef, GpuBitwiseOnEveryBoundaryCase) {
       EXPECT_EQ(compare_tiles(cap.z_ref, z, cap.d, cap.nspec, "z").differing, 0u) << f;
     }
   }
+}
+
+// ---- the block march (advection_tile.h) gives the two-stage scheme's bits -------------------
+// Every pd reference case and capture, blocks from one column to the whole tile: the faces,
+// scales and tendencies of a block of columns marching up the levels, with rolling buffers.
+TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
+  std::vector<std::string> files = data_files("advect", "ref_advect_");
+  for (const char* pre : {"quarter_ss_", "squall2d_"})
+    for (const auto& f : data_files("advect", pre)) files.push_back(f);
+  if (files.empty()) GTEST_SKIP() << "no advection reference data";
+  int npd = 0;
+  for (const auto& f : files) {
+    AdvectCapture cap = load_capture(f);
+    if (!cap.pd) continue;
+    ++npd;
+    for (const char* shape : {"1x1", "2x3", "5x2", "32x4", "1000x1000"}) {
+      setenv("WRFGPU_ADVECT_CPU_TILE", shape, 1);
+      std::vector<float> t, h, z;
+      run_capture(cap, Backend::Cpu, t, h, z);
+      unsetenv("WRFGPU_ADVECT_CPU_TILE");
+      Cmp c = compare_tiles(cap.tendency_ref, t, cap.d, cap.nspec, "tendency");
+      EXPECT_EQ(c.differing, 0u) << f << " blocks " << shape << ": max abs diff " << c.max_abs;
+      if (cap.tenddec && !cap.h_ref.empty()) {
+        EXPECT_EQ(compare_tiles(cap.h_ref, h, cap.d, cap.nspec, "h").differing, 0u) << f << " " << shape;
+        EXPECT_EQ(compare_tiles(cap.z_ref, z, cap.d, cap.nspec, "z").differing, 0u) << f << " " << shape;
+      }
+    }
+  }
+  EXPECT_GE(npd, 10) << "pd cases found";
+  std::printf("[ blocks   ] %d pd cases, 5 block shapes each: bitwise equal to WRF\n", npd);
+  // a shape that is not WxH is refused with the variable's name
+  setenv("WRFGPU_ADVECT_CPU_TILE", "32by4", 1);
+  AdvectCapture cap = load_capture(data_files("advect", "ref_advect_pd_")[0]);
+  std::vector<float> t, h, z;
+  try {
+    run_capture(cap, Backend::Cpu, t, h, z);
+    ADD_FAILURE() << "a bad WRFGPU_ADVECT_CPU_TILE was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("WRFGPU_ADVECT_CPU_TILE"), std::string::npos) << e.what();
+  }
+  unsetenv("WRFGPU_ADVECT_CPU_TILE");
 }
 
 // ---- real captures from WRF em_quarter_ss (when present) -----------------------------------
