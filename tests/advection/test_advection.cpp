@@ -127,9 +127,10 @@ TEST(AdvectionWrfRef, GpuBitwiseOnEveryBoundaryCase) {
   }
 }
 
-// ---- the block march (advection_tile.h) gives the two-stage scheme's bits -------------------
+// ---- the block march (advection_tile.h, the CPU default) and the two-stage scheme ----------
 // Every pd reference case and capture, blocks from one column to the whole tile: the faces,
-// scales and tendencies of a block of columns marching up the levels, with rolling buffers.
+// scales and tendencies of a block of columns marching up the levels, with rolling buffers;
+// and the two-stage scheme (WRFGPU_ADVECT_CPU_TILE=0) the GPU's kernels mirror.
 TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
   std::vector<std::string> files = data_files("advect", "ref_advect_");
   for (const char* pre : {"quarter_ss_", "squall2d_"})
@@ -140,7 +141,7 @@ TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
     AdvectCapture cap = load_capture(f);
     if (!cap.pd) continue;
     ++npd;
-    for (const char* shape : {"1x1", "2x3", "5x2", "32x4", "1000x1000"}) {
+    for (const char* shape : {"0", "1x1", "2x3", "5x2", "32x4", "1000x1000"}) {  // 0: two stages
       setenv("WRFGPU_ADVECT_CPU_TILE", shape, 1);
       std::vector<float> t, h, z;
       run_capture(cap, Backend::Cpu, t, h, z);
@@ -154,7 +155,7 @@ TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
     }
   }
   EXPECT_GE(npd, 10) << "pd cases found";
-  std::printf("[ blocks   ] %d pd cases, 5 block shapes each: bitwise equal to WRF\n", npd);
+  std::printf("[ blocks   ] %d pd cases, two-stage and 5 block shapes each: bitwise equal to WRF\n", npd);
   // a shape that is not WxH is refused with the variable's name
   setenv("WRFGPU_ADVECT_CPU_TILE", "32by4", 1);
   AdvectCapture cap = load_capture(data_files("advect", "ref_advect_pd_")[0]);
