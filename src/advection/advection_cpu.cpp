@@ -93,9 +93,9 @@ static void pd_cpu_tiles(const Prepared& p, int bw, int bh) {
   }
 }
 
-// The pd scheme runs as blocks of 16x8 columns marching up the levels (twice as fast as the
-// two-stage scheme on 81 tracers: its scale array and faces stay in cache). Read at every
-// call: WRFGPU_ADVECT_CPU_TILE=WxH another block shape, =0 the two-stage scheme (pd_cpu).
+// Both schemes run as blocks of 16x8 columns marching up the levels (pd: twice as fast as
+// the two-stage scheme on 81 tracers, its scale array and faces stay in cache). Read at every
+// call: WRFGPU_ADVECT_CPU_TILE=WxH another block shape, =0 the per-cell forms (pd_cpu, un_cpu).
 static bool cpu_tile_shape(int& bw, int& bh) {
   bw = 16;
   bh = 8;
@@ -106,6 +106,31 @@ static bool cpu_tile_shape(int& bw, int& bh) {
     throw InputError(std::string("WRFGPU_ADVECT_CPU_TILE='") + e +
                      "': expected WxH with W, H >= 1 columns (e.g. 16x8), or 0 for the two-stage scheme");
   return true;
+}
+
+// advect_scalar the same way (un_tile_march): each face flux once per block.
+static void un_cpu_tiles(const Prepared& p, int bw, int bh) {
+  const View v = cpu_view(p);
+  const Box& T = p.tile;
+  const int ns = p.in->nspec, gs = ns < 8 ? ns : 8;
+  const int nbi = (T.ni() + bw - 1) / bw, nbj = (T.nj() + bh - 1) / bh;
+#pragma omp parallel
+  {
+    std::vector<float> work;
+#pragma omp for collapse(2) schedule(dynamic)
+    for (int bj = 0; bj < nbj; ++bj)
+      for (int bi = 0; bi < nbi; ++bi)
+        for (int s0 = 0; s0 < ns; s0 += gs) {
+          TileSpec t;
+          t.a0 = T.i0 + bi * bw; t.a1 = t.a0 + bw - 1 < T.i1 ? t.a0 + bw - 1 : T.i1;
+          t.b0 = T.j0 + bj * bh; t.b1 = t.b0 + bh - 1 < T.j1 ? t.b0 + bh - 1 : T.j1;
+          t.ti0 = T.i0; t.ti1 = T.i1; t.tj0 = T.j0; t.tj1 = T.j1;
+          t.k0 = T.k0; t.k1 = T.k1;
+          t.s0 = s0; t.ns = ns - s0 < gs ? ns - s0 : gs;
+          work.resize(un_tile_work_floats(t));
+          un_tile_march(TileSerial{}, v, t, work.data());
+        }
+  }
 }
 
 static void un_cpu(const Prepared& p) {
@@ -126,9 +151,9 @@ static void un_cpu(const Prepared& p) {
 void run_cpu(const Prepared& p, AdvectTimings* t) {
   const auto t0 = std::chrono::steady_clock::now();
   int bw, bh;
-  if (p.pd && cpu_tile_shape(bw, bh)) pd_cpu_tiles(p, bw, bh);
-  else if (p.pd) pd_cpu(p);
-  else un_cpu(p);
+  const bool tiles = cpu_tile_shape(bw, bh);
+  if (p.pd) tiles ? pd_cpu_tiles(p, bw, bh) : pd_cpu(p);
+  else tiles ? un_cpu_tiles(p, bw, bh) : un_cpu(p);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (t) {
     t->kernel_ms = t->total_ms = ms;

@@ -246,6 +246,62 @@ WRFGPU_HD void pd_tile_march(const Team& tm, const View& v, const TileWork& w) {
   }
 }
 
+// ---- advect_scalar (RK1/RK2, unlimited): the same march without limiter --------------------
+// Each face flux once per block (the per-cell form computes every face for both its cells):
+// x faces a0..a1+1 of the block's rows, y faces b0..b1+1 of its columns, z faces of two levels.
+// The work holds, per species, (w+1)*h x fluxes, w*(h+1) y fluxes and 2*w*h z fluxes.
+WRFGPU_HD std::size_t un_tile_work_floats(const TileSpec& t) {
+  return (std::size_t)t.ns * (std::size_t)((t.w() + 1) * t.h() + t.w() * (t.h() + 1) + 2 * t.w() * t.h());
+}
+template <class Team>
+WRFGPU_HD void un_tile_march(const Team& tm, const View& v, const TileSpec& t, float* work) {
+  const int w = t.w(), h = t.h();
+  if (t.k1 < t.k0 || w <= 0 || h <= 0) return;
+  const int nxf = (w + 1) * h, nyf = w * (h + 1), nc = w * h, per = nxf + nyf + 2 * nc;
+  auto X = [&](int g) { return work + (std::size_t)g * per; };
+  auto Y = [&](int g) { return work + (std::size_t)g * per + nxf; };
+  auto Z = [&](int g, int k) { return work + (std::size_t)g * per + nxf + nyf + ((k - t.k0) & 1) * nc; };
+  auto zfaces = [&](int k) {
+    for (int n = tm.rank(); n < nc; n += tm.size()) {
+      const int i = t.a0 + n % w, j = t.b0 + n / w;
+      for (int g = 0; g < t.ns; ++g) Z(g, k)[n] = un_zflux(v, (std::size_t)(t.s0 + g) * v.sst, i, k, j);
+    }
+  };
+  zfaces(t.k0);
+  for (int k = t.k0; k <= t.k1; ++k) {
+    // the faces of level k (x, y) and the upper z faces (k+1) of its cells
+    for (int n = tm.rank(); n < nxf; n += tm.size()) {
+      const int i = t.a0 + n % (w + 1), j = t.b0 + n / (w + 1);
+      // face i is the lower face of cell i and the upper face of cell i-1
+      if (!(i <= t.a1 && xdiv_cell(v, i)) && !(i > t.a0 && xdiv_cell(v, i - 1))) continue;
+      for (int g = 0; g < t.ns; ++g) X(g)[n] = un_xflux(v, (std::size_t)(t.s0 + g) * v.sst, i, k, j);
+    }
+    for (int n = tm.rank(); n < nyf; n += tm.size()) {
+      const int i = t.a0 + n % w, j = t.b0 + n / w;
+      if (!(j <= t.b1 && ydiv_cell(v, j)) && !(j > t.b0 && ydiv_cell(v, j - 1))) continue;
+      for (int g = 0; g < t.ns; ++g) Y(g)[n] = un_yflux(v, (std::size_t)(t.s0 + g) * v.sst, i, k, j);
+    }
+    zfaces(k + 1);
+    tm.sync();
+    for (int n = tm.rank(); n < nc; n += tm.size()) {
+      const int i = t.a0 + n % w, j = t.b0 + n / w;
+      const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
+      for (int g = 0; g < t.ns; ++g) {
+        UnFlux q{};
+        if (xd) { q.x0 = X(g)[(i - t.a0) + (w + 1) * (j - t.b0)]; q.x1 = X(g)[(i + 1 - t.a0) + (w + 1) * (j - t.b0)]; }
+        if (yd) { q.y0 = Y(g)[(i - t.a0) + w * (j - t.b0)]; q.y1 = Y(g)[(i - t.a0) + w * (j + 1 - t.b0)]; }
+        q.z0 = Z(g, k)[n];
+        q.z1 = Z(g, k + 1)[n];
+        const std::size_t s = (std::size_t)(t.s0 + g);
+        const std::size_t o = s * v.ost + v.mo.idx3(i, k, j);
+        const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+        v.tend[o] = un_cell_tendency_q(v, q, s * v.sst, i, k, j, t0);
+      }
+    }
+    tm.sync();  // the next level overwrites the x, y faces and the z faces of level k
+  }
+}
+
 }  // namespace WRFGPU_MODE_NS
 }  // namespace advection
 }  // namespace wrfgpu

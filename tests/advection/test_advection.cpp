@@ -127,21 +127,21 @@ TEST(AdvectionWrfRef, GpuBitwiseOnEveryBoundaryCase) {
   }
 }
 
-// ---- the block march (advection_tile.h, the CPU default) and the two-stage scheme ----------
-// Every pd reference case and capture, blocks from one column to the whole tile: the faces,
-// scales and tendencies of a block of columns marching up the levels, with rolling buffers;
-// and the two-stage scheme (WRFGPU_ADVECT_CPU_TILE=0) the GPU's kernels mirror.
+// ---- the block march (advection_tile.h, the CPU default) and the per-cell forms ------------
+// Every reference case and capture (pd and unlimited), blocks from one column to the whole
+// tile: the faces (and pd scales) and tendencies of a block of columns marching up the levels,
+// with rolling buffers; and the per-cell forms (WRFGPU_ADVECT_CPU_TILE=0) the GPU's kernels
+// mirror.
 TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
   std::vector<std::string> files = data_files("advect", "ref_advect_");
   for (const char* pre : {"quarter_ss_", "squall2d_"})
     for (const auto& f : data_files("advect", pre)) files.push_back(f);
   if (files.empty()) GTEST_SKIP() << "no advection reference data";
-  int npd = 0;
+  int npd = 0, nun = 0;
   for (const auto& f : files) {
     AdvectCapture cap = load_capture(f);
-    if (!cap.pd) continue;
-    ++npd;
-    for (const char* shape : {"0", "1x1", "2x3", "5x2", "32x4", "1000x1000"}) {  // 0: two stages
+    if (cap.pd) ++npd; else ++nun;
+    for (const char* shape : {"0", "1x1", "2x3", "5x2", "32x4", "1000x1000"}) {  // 0: per cell
       setenv("WRFGPU_ADVECT_CPU_TILE", shape, 1);
       std::vector<float> t, h, z;
       run_capture(cap, Backend::Cpu, t, h, z);
@@ -155,7 +155,9 @@ TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
     }
   }
   EXPECT_GE(npd, 10) << "pd cases found";
-  std::printf("[ blocks   ] %d pd cases, two-stage and 5 block shapes each: bitwise equal to WRF\n", npd);
+  EXPECT_GE(nun, 5) << "unlimited cases found";
+  std::printf("[ blocks   ] %d pd and %d unlimited cases, per-cell form and 5 block shapes each: bitwise equal to WRF\n",
+              npd, nun);
   // a shape that is not WxH is refused with the variable's name
   setenv("WRFGPU_ADVECT_CPU_TILE", "32by4", 1);
   AdvectCapture cap = load_capture(data_files("advect", "ref_advect_pd_")[0]);
