@@ -2,7 +2,7 @@
 // (-DWRFGPU_MODE_NS=strict|fast). Works directly on the caller's WRF arrays.
 //
 // pd (advect_scalar_pd) by default as blocks of columns marching up the levels
-// (advection_tile.h, pd_cpu_tiles); or, with WRFGPU_ADVECT_CPU_TILE=0, in two stages, as the
+// (advection_tile.h, cpu_tiles); or, with WRFGPU_ADVECT_CPU_TILE=0, in two stages, as the
 // GPU does:
 //   1. limiter scale of every cell of the tile plus one ring (the ring cells scale the faces
 //      on the tile's edge); geometry of the six faces once per cell, then all tracers;
@@ -67,9 +67,10 @@ static void pd_cpu(const Prepared& p) {
     }
 }
 
-// pd as blocks of columns marching up the levels (advection_tile.h), bw x bh columns per
-// block and up to 8 species at a time, blocks spread over the threads. Same bits as pd_cpu.
-static void pd_cpu_tiles(const Prepared& p, int bw, int bh) {
+// Both schemes as blocks of columns marching up the levels (advection_tile.h), bw x bh
+// columns per block and up to 8 species at a time, blocks spread over the threads: pd with
+// pd_tile_march, the unlimited scheme with un_tile_march. Same bits as pd_cpu / un_cpu.
+static void cpu_tiles(const Prepared& p, int bw, int bh) {
   const View v = cpu_view(p);
   const Box& T = p.tile;
   const int ns = p.in->nspec, gs = ns < 8 ? ns : 8;
@@ -87,8 +88,9 @@ static void pd_cpu_tiles(const Prepared& p, int bw, int bh) {
           t.ti0 = T.i0; t.ti1 = T.i1; t.tj0 = T.j0; t.tj1 = T.j1;
           t.k0 = T.k0; t.k1 = T.k1;
           t.s0 = s0; t.ns = ns - s0 < gs ? ns - s0 : gs;
-          work.resize(tile_work_floats(t));
-          pd_tile_march(TileSerial{}, v, TileWork{work.data(), t});
+          work.resize(p.pd ? tile_work_floats(t) : un_tile_work_floats(t));
+          if (p.pd) pd_tile_march(TileSerial{}, v, TileWork{work.data(), t});
+          else un_tile_march(TileSerial{}, v, t, work.data());
         }
   }
 }
@@ -106,31 +108,6 @@ static bool cpu_tile_shape(int& bw, int& bh) {
     throw InputError(std::string("WRFGPU_ADVECT_CPU_TILE='") + e +
                      "': expected WxH with W, H >= 1 columns (e.g. 16x8), or 0 for the two-stage scheme");
   return true;
-}
-
-// advect_scalar the same way (un_tile_march): each face flux once per block.
-static void un_cpu_tiles(const Prepared& p, int bw, int bh) {
-  const View v = cpu_view(p);
-  const Box& T = p.tile;
-  const int ns = p.in->nspec, gs = ns < 8 ? ns : 8;
-  const int nbi = (T.ni() + bw - 1) / bw, nbj = (T.nj() + bh - 1) / bh;
-#pragma omp parallel
-  {
-    std::vector<float> work;
-#pragma omp for collapse(2) schedule(dynamic)
-    for (int bj = 0; bj < nbj; ++bj)
-      for (int bi = 0; bi < nbi; ++bi)
-        for (int s0 = 0; s0 < ns; s0 += gs) {
-          TileSpec t;
-          t.a0 = T.i0 + bi * bw; t.a1 = t.a0 + bw - 1 < T.i1 ? t.a0 + bw - 1 : T.i1;
-          t.b0 = T.j0 + bj * bh; t.b1 = t.b0 + bh - 1 < T.j1 ? t.b0 + bh - 1 : T.j1;
-          t.ti0 = T.i0; t.ti1 = T.i1; t.tj0 = T.j0; t.tj1 = T.j1;
-          t.k0 = T.k0; t.k1 = T.k1;
-          t.s0 = s0; t.ns = ns - s0 < gs ? ns - s0 : gs;
-          work.resize(un_tile_work_floats(t));
-          un_tile_march(TileSerial{}, v, t, work.data());
-        }
-  }
 }
 
 static void un_cpu(const Prepared& p) {
@@ -151,9 +128,9 @@ static void un_cpu(const Prepared& p) {
 void run_cpu(const Prepared& p, AdvectTimings* t) {
   const auto t0 = std::chrono::steady_clock::now();
   int bw, bh;
-  const bool tiles = cpu_tile_shape(bw, bh);
-  if (p.pd) tiles ? pd_cpu_tiles(p, bw, bh) : pd_cpu(p);
-  else tiles ? un_cpu_tiles(p, bw, bh) : un_cpu(p);
+  if (cpu_tile_shape(bw, bh)) cpu_tiles(p, bw, bh);
+  else if (p.pd) pd_cpu(p);
+  else un_cpu(p);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (t) {
     t->kernel_ms = t->total_ms = ms;
