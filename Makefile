@@ -2,7 +2,8 @@
 #
 #   make              lib/libwrfgpu.a, lib/libwrfgpu.so, include/, bin/wrfgpu_replay
 #   make check        build and run the tests (CPU always, GPU when one is visible)
-#   make bench        bin/wrfgpu_bench (device ceilings, then every kernel)
+#   make bench        build and run bin/wrfgpu_bench (device ceilings, then every kernel;
+#                     BENCH_ARGS=... passes options)
 #   make install PREFIX=/opt/wrfgpu
 #   make mech MECH_DIR=$WRF_DIR/chem/KPP/mechanisms/<name>   generate a KPP mechanism
 #
@@ -133,7 +134,10 @@ bin/%_fortran: fortran_iface/tests/%_fortran.F90 lib/libwrfgpu.so
 
 FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
 
+# Runs the benchmark (device ceilings, then every kernel on GPU and CPU); BENCH_ARGS passes
+# options, e.g. BENCH_ARGS="--quick --kernels wsm5".
 bench: bin/wrfgpu_bench
+	bin/wrfgpu_bench $(BENCH_ARGS)
 
 check: all bin/wrfgpu_tests $(FTEST_BIN)
 	@sh tests/run_tests.sh
