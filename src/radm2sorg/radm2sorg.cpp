@@ -2,7 +2,9 @@
 // mode dispatch, failure reporting. Compiled once.
 #include "radm2sorg.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 #include "device.h"
@@ -48,23 +50,34 @@ std::vector<std::string> met_names() {
   return v;
 }
 
+// First cell of one field that is not finite (or, with positive, not > 0); n if none.
+// Parallel: a CONUS call scans about 0.4 G values.
+static std::size_t first_bad(const float* x, std::size_t n, bool positive) {
+  std::size_t first = n;
+#pragma omp parallel for reduction(min : first)
+  for (std::ptrdiff_t c = 0; c < (std::ptrdiff_t)n; ++c)
+    if (!std::isfinite(x[c]) || (positive && !(x[c] > 0))) first = std::min(first, (std::size_t)c);
+  return first;
+}
+
 static void check_inputs(std::size_t ncell, const float* state, const float* met,
                          const Options& opt) {
   if (!(opt.dtstepc > 0)) throw InputError("radm2sorg: dtstepc must be > 0");
   if (opt.method < 1 || opt.method > 5)
     throw InputError("radm2sorg: method must be 1..5 (Ros2, Ros3, Ros4, Rodas3, Rodas4)");
-  for (int f = 0; f < kNMet; ++f)
-    for (std::size_t c = 0; c < ncell; ++c) {
-      const float x = met[(std::size_t)f * ncell + c];
-      if (!std::isfinite(x) || ((f == kTphy || f == kPphy || f == kRho) && !(x > 0)))
-        throw InputError("radm2sorg: bad " + met_names()[f] + " = " + std::to_string(x) +
-                         " at cell " + std::to_string(c));
-    }
-  for (int f = 0; f < kNState; ++f)
-    for (std::size_t c = 0; c < ncell; ++c)
-      if (!std::isfinite(state[(std::size_t)f * ncell + c]))
-        throw InputError("radm2sorg: non-finite " + std::string(state_field_name(f)) +
-                         " at cell " + std::to_string(c));
+  for (int f = 0; f < kNMet; ++f) {
+    const float* x = met + (std::size_t)f * ncell;
+    const std::size_t c = first_bad(x, ncell, f == kTphy || f == kPphy || f == kRho);
+    if (c < ncell)
+      throw InputError("radm2sorg: bad " + met_names()[f] + " = " + std::to_string(x[c]) +
+                       " at cell " + std::to_string(c));
+  }
+  for (int f = 0; f < kNState; ++f) {
+    const std::size_t c = first_bad(state + (std::size_t)f * ncell, ncell, false);
+    if (c < ncell)
+      throw InputError("radm2sorg: non-finite " + std::string(state_field_name(f)) +
+                       " at cell " + std::to_string(c));
+  }
 }
 
 static Stats run_batch(const Options& opt, std::size_t ncell, float* state, const float* met,
@@ -93,13 +106,16 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   } else {
 #if WRFGPU_HAVE_CUDA
     const bool inner = opt.layout == Layout::CellInnermost;
-    double ms = 0;
+    GpuTimes gt;
     if (opt.mode == Mode::Strict)
       strict::run_gpu(co, use_float, inner, ncell, state, met, vdrog3, map, st.data(),
-                      opt.gpu_batch, &ms);
+                      opt.gpu_batch, &gt);
     else
       fast::run_gpu(co, use_float, inner, ncell, state, met, vdrog3, map, st.data(),
-                    opt.gpu_batch, &ms);
+                    opt.gpu_batch, &gt);
+    s.gpu_h2d_ms = gt.h2d_ms;
+    s.gpu_kernel_ms = gt.kernel_ms;
+    s.gpu_d2h_ms = gt.d2h_ms;
 #else
     throw RuntimeError("radm2sorg: GPU backend requested but this build has no CUDA");
 #endif
@@ -159,10 +175,13 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
   const std::size_t s3 = d.size3();
   std::vector<float> state(kNState * n), met(kNMet * n), vd(kLdrog * n, 0.f);
   std::vector<int> ci(n), ck(n), cj(n);
-  std::size_t c = 0;
+  const std::size_t per_j = (std::size_t)d.tile_ni() * d.tile_nk();
+#pragma omp parallel for
   for (int j = d.jts; j <= d.jte; ++j)      // WRF's loop order: j, k, i
     for (int k = d.kts; k <= d.kte; ++k)
-      for (int i = d.its; i <= d.ite; ++i, ++c) {
+      for (int i = d.its; i <= d.ite; ++i) {
+        const std::size_t c = (std::size_t)(j - d.jts) * per_j +
+                              (std::size_t)(k - d.kts) * d.tile_ni() + (i - d.its);
         const std::size_t o = d.idx3(i, k, j);
         ci[c] = i; ck[c] = k; cj[c] = j;
         for (int q = 0; q < kNChem; ++q) state[q * n + c] = a.chem[(std::size_t)(a.p_chem[q] - 1) * s3 + o];
@@ -176,10 +195,12 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
           for (int q = 0; q < kLdrog; ++q) vd[q * n + c] = a.vdrog3[(std::size_t)q * s3 + o];
       }
   Stats s = run_batch(opt, n, state.data(), met.data(), vd.data());
-  c = 0;
+#pragma omp parallel for
   for (int j = d.jts; j <= d.jte; ++j)
     for (int k = d.kts; k <= d.kte; ++k)
-      for (int i = d.its; i <= d.ite; ++i, ++c) {
+      for (int i = d.its; i <= d.ite; ++i) {
+        const std::size_t c = (std::size_t)(j - d.jts) * per_j +
+                              (std::size_t)(k - d.kts) * d.tile_ni() + (i - d.its);
         const std::size_t o = d.idx3(i, k, j);
         for (int q = 0; q < kNChem; ++q) a.chem[(std::size_t)(a.p_chem[q] - 1) * s3 + o] = state[q * n + c];
         for (int q = 0; q < kNRad; ++q) a.rad[q][o] = state[(kNChem + q) * n + c];
@@ -206,10 +227,10 @@ std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, c
       double best = 1e30;
       for (int r = 0; r < (repeats > 0 ? repeats : 1); ++r) {
         std::memcpy(st.data(), state, st.size() * sizeof(float));
-        double ms = 0;
+        GpuTimes gt;
         strict::run_gpu(co, prec == 1, inner == 1, ncell, st.data(), met, vd.data(), map,
-                        stats.data(), ncell, &ms);
-        if (ms < best) best = ms;
+                        stats.data(), ncell, &gt);
+        if (gt.kernel_ms < best) best = gt.kernel_ms;
       }
       LayoutTiming t;
       t.variant = std::string(prec ? "float" : "double") +

@@ -50,6 +50,9 @@ struct Stats {
   std::vector<Failure> failures;                    // cells with status < 0
   Backend backend_used = Backend::Cpu;
   double seconds = 0;                               // wall time of the integration
+  // GPU backend: H2D, kernel and D2H times (ms, CUDA events, summed over batches); the rest
+  // of `seconds` is the host's input checks and packing.
+  double gpu_h2d_ms = 0, gpu_kernel_ms = 0, gpu_d2h_ms = 0;
 };
 
 // Dense batch: state[kNState*ncell] (ppmv/ppm, in/out, field order: chem species in KPP

@@ -7,6 +7,11 @@
 namespace wrfgpu {
 namespace radm2sorg {
 
+// GPU phase times of one run_gpu call, summed over its batches (CUDA events).
+struct GpuTimes {
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
+};
+
 // stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major.
 #define WRFGPU_RADM2SORG_DECLARE(NS)                                                           \
   namespace NS {                                                                               \
@@ -14,7 +19,7 @@ namespace radm2sorg {
                const float* met, float* vdrog3, const StateMap& map, int* stats);              \
   void run_gpu(const CellOptions& opt, bool use_float, bool cell_innermost, std::size_t ncell, \
                float* state, const float* met, float* vdrog3, const StateMap& map, int* stats, \
-               std::size_t batch, double* kernel_ms);                                          \
+               std::size_t batch, GpuTimes* times);                                            \
   }
 WRFGPU_RADM2SORG_DECLARE(strict)
 WRFGPU_RADM2SORG_DECLARE(fast)

@@ -60,25 +60,32 @@ GpuBuffers& buffers() {
 template <class T>
 void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* state,
                const float* met, float* vdrog3, const StateMap& map, int* stats,
-               std::size_t batch, double* kernel_ms) {
+               std::size_t batch, GpuTimes* times) {
   GpuBuffers& B = buffers();
   const std::size_t per_cell =
       mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
+  // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
+  if (const char* e = std::getenv("WRFGPU_RADM2SORG_BATCH"))
+    if (std::atol(e) > 0) batch = (std::size_t)std::atol(e);
   if (batch == 0 || batch > ncell) batch = ncell;
   std::vector<float> hs, hm, hv;
   std::vector<int> hst;
-  double total_ms = 0;
+  GpuTimes sum;
   EventTimer tm;
   for (std::size_t c0 = 0; c0 < ncell; c0 += batch) {
     const std::size_t n = (c0 + batch <= ncell) ? batch : ncell - c0;
-    // gather this batch's fields (field-major, cell innermost)
+    // gather this batch's fields (field-major, cell innermost), one field per thread (a CONUS
+    // call moves about 2 GB this way each direction)
     hs.resize(kNState * n); hm.resize(kNMet * n); hv.resize(kLdrog * n); hst.resize(5 * n);
+#pragma omp parallel for schedule(dynamic)
     for (int f = 0; f < kNState; ++f)
       std::copy(state + (std::size_t)f * ncell + c0, state + (std::size_t)f * ncell + c0 + n,
                 hs.begin() + (std::size_t)f * n);
+#pragma omp parallel for schedule(dynamic)
     for (int f = 0; f < kNMet; ++f)
       std::copy(met + (std::size_t)f * ncell + c0, met + (std::size_t)f * ncell + c0 + n,
                 hm.begin() + (std::size_t)f * n);
+#pragma omp parallel for schedule(dynamic)
     for (int f = 0; f < kLdrog; ++f)
       std::copy(vdrog3 + (std::size_t)f * ncell + c0, vdrog3 + (std::size_t)f * ncell + c0 + n,
                 hv.begin() + (std::size_t)f * n);
@@ -90,9 +97,12 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
     T* scr = reinterpret_cast<T*>(B.scratch.reserve(nscr));
     {
       NvtxRange r("radm2sorg H2D");
+      tm.start();
       WRFGPU_CUDA_CHECK(cudaMemcpy(ds, hs.data(), hs.size() * sizeof(float), cudaMemcpyHostToDevice));
       WRFGPU_CUDA_CHECK(cudaMemcpy(dm, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
       WRFGPU_CUDA_CHECK(cudaMemcpy(dv, hv.data(), hv.size() * sizeof(float), cudaMemcpyHostToDevice));
+      tm.stop();
+      sum.h2d_ms += tm.ms();
     }
     {
       NvtxRange r("radm2sorg kernel");
@@ -107,18 +117,23 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
       radm2sorg_kernel<T><<<blocks, threads>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_kernel");
       tm.stop();
-      total_ms += tm.ms();
+      sum.kernel_ms += tm.ms();
       WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
     }
     {
       NvtxRange r("radm2sorg D2H");
+      tm.start();
       WRFGPU_CUDA_CHECK(cudaMemcpy(hs.data(), ds, hs.size() * sizeof(float), cudaMemcpyDeviceToHost));
       WRFGPU_CUDA_CHECK(cudaMemcpy(hv.data(), dv, hv.size() * sizeof(float), cudaMemcpyDeviceToHost));
       WRFGPU_CUDA_CHECK(cudaMemcpy(hst.data(), dst, hst.size() * sizeof(int), cudaMemcpyDeviceToHost));
+      tm.stop();
+      sum.d2h_ms += tm.ms();
     }
+#pragma omp parallel for schedule(dynamic)
     for (int f = 0; f < kNState; ++f)
       std::copy(hs.begin() + (std::size_t)f * n, hs.begin() + (std::size_t)(f + 1) * n,
                 state + (std::size_t)f * ncell + c0);
+#pragma omp parallel for schedule(dynamic)
     for (int f = 0; f < kLdrog; ++f)
       std::copy(hv.begin() + (std::size_t)f * n, hv.begin() + (std::size_t)(f + 1) * n,
                 vdrog3 + (std::size_t)f * ncell + c0);
@@ -126,18 +141,18 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
       std::copy(hst.begin() + (std::size_t)f * n, hst.begin() + (std::size_t)(f + 1) * n,
                 stats + (std::size_t)f * ncell + c0);
   }
-  if (kernel_ms) *kernel_ms = total_ms;
+  if (times) *times = sum;
 }
 
 }  // namespace
 
 void run_gpu(const CellOptions& opt, bool use_float, bool cell_innermost, std::size_t ncell,
              float* state, const float* met, float* vdrog3, const StateMap& map, int* stats,
-             std::size_t batch, double* kernel_ms) {
+             std::size_t batch, GpuTimes* times) {
   if (use_float)
-    run_gpu_t<float>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, kernel_ms);
+    run_gpu_t<float>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, times);
   else
-    run_gpu_t<double>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, kernel_ms);
+    run_gpu_t<double>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

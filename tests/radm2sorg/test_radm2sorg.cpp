@@ -537,9 +537,27 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
       const double conv = 1e-6 * (double)r2::kDens2conA * c.met[r2::kRho * c.n + q % c.n];
       if (cpu[q] * conv > 1.0) worst = std::max(worst, (double)std::fabs(gpu[q] - cpu[q]) / std::fabs((double)cpu[q]));
     }
-    std::printf("GPU (%s) vs CPU: max rel %.3e\n",
-                lay == r2::Layout::CellInnermost ? "cell innermost" : "cell outermost", worst);
+    std::printf("GPU (%s) vs CPU: max rel %.3e; H2D %.3f kernel %.3f D2H %.3f of %.3f ms\n",
+                lay == r2::Layout::CellInnermost ? "cell innermost" : "cell outermost", worst,
+                s.gpu_h2d_ms, s.gpu_kernel_ms, s.gpu_d2h_ms, s.seconds * 1e3);
     EXPECT_LE(worst, 1e-4);
+    // The phase times are CUDA event intervals inside the call's wall time.
+    EXPECT_GT(s.gpu_kernel_ms, 0.0);
+    EXPECT_GT(s.gpu_h2d_ms, 0.0);
+    EXPECT_GT(s.gpu_d2h_ms, 0.0);
+    EXPECT_LE(s.gpu_h2d_ms + s.gpu_kernel_ms + s.gpu_d2h_ms, s.seconds * 1e3 + 0.01);
+    // Several launches (1,024 cells each, the last one short): the same bits as one launch.
+    if (lay == r2::Layout::CellInnermost) {
+      std::vector<float> part = c.state, vdp(r2::kLdrog * c.n, 0.f);
+      r2::Options ob = o;
+      ob.gpu_batch = 1024;
+      r2::Stats sb = r2::run_dense(ob, c.n, part.data(), c.met.data(), vdp.data());
+      EXPECT_EQ(sb.nstp, s.nstp);
+      std::size_t differ = 0;
+      for (std::size_t q = 0; q < gpu.size(); ++q) differ += part[q] != gpu[q];
+      EXPECT_EQ(differ, 0u) << "batched GPU run differs from the single launch";
+      EXPECT_NE(c.n % 1024, 0u) << "the case should end in a short batch";
+    }
   }
 }
 
