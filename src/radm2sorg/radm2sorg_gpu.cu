@@ -5,7 +5,6 @@
 // cell's arrays contiguous). The physics is the same header code as the CPU backend.
 // Compiled twice (WRFGPU_MODE_NS = strict, fast).
 #include <cstdlib>
-#include <vector>
 #include "cuda_util.h"
 #include "radm2sorg_backends.h"
 
@@ -68,39 +67,33 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
   if (const char* e = std::getenv("WRFGPU_RADM2SORG_BATCH"))
     if (std::atol(e) > 0) batch = (std::size_t)std::atol(e);
   if (batch == 0 || batch > ncell) batch = ncell;
-  std::vector<float> hs, hm, hv;
-  std::vector<int> hst;
   GpuTimes sum;
   EventTimer tm;
+  // The caller's arrays are field-major with the cell innermost (field f of cell c at
+  // f*ncell + c), so a batch of cells is a strided 2-D block: copied straight to and from
+  // the device (pitch ncell) with no staging copy on the host.
+  auto h2d = [&](float* dst, const float* src, std::size_t n, int nfield) {
+    WRFGPU_CUDA_CHECK(cudaMemcpy2D(dst, n * sizeof(float), src, ncell * sizeof(float),
+                                   n * sizeof(float), nfield, cudaMemcpyHostToDevice));
+  };
+  auto d2h = [&](void* dst, const void* src, std::size_t n, std::size_t elem, int nfield) {
+    WRFGPU_CUDA_CHECK(cudaMemcpy2D(dst, ncell * elem, src, n * elem, n * elem, nfield,
+                                   cudaMemcpyDeviceToHost));
+  };
   for (std::size_t c0 = 0; c0 < ncell; c0 += batch) {
     const std::size_t n = (c0 + batch <= ncell) ? batch : ncell - c0;
-    // gather this batch's fields (field-major, cell innermost), one field per thread (a CONUS
-    // call moves about 2 GB this way each direction)
-    hs.resize(kNState * n); hm.resize(kNMet * n); hv.resize(kLdrog * n); hst.resize(5 * n);
-#pragma omp parallel for schedule(dynamic)
-    for (int f = 0; f < kNState; ++f)
-      std::copy(state + (std::size_t)f * ncell + c0, state + (std::size_t)f * ncell + c0 + n,
-                hs.begin() + (std::size_t)f * n);
-#pragma omp parallel for schedule(dynamic)
-    for (int f = 0; f < kNMet; ++f)
-      std::copy(met + (std::size_t)f * ncell + c0, met + (std::size_t)f * ncell + c0 + n,
-                hm.begin() + (std::size_t)f * n);
-#pragma omp parallel for schedule(dynamic)
-    for (int f = 0; f < kLdrog; ++f)
-      std::copy(vdrog3 + (std::size_t)f * ncell + c0, vdrog3 + (std::size_t)f * ncell + c0 + n,
-                hv.begin() + (std::size_t)f * n);
-    float* ds = B.state.reserve(hs.size());
-    float* dm = B.met.reserve(hm.size());
-    float* dv = B.vdrog3.reserve(hv.size());
-    int* dst = B.stats.reserve(hst.size());
+    float* ds = B.state.reserve(kNState * n);
+    float* dm = B.met.reserve(kNMet * n);
+    float* dv = B.vdrog3.reserve(kLdrog * n);
+    int* dst = B.stats.reserve(5 * n);
     const std::size_t nscr = (per_cell * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
     T* scr = reinterpret_cast<T*>(B.scratch.reserve(nscr));
     {
       NvtxRange r("radm2sorg H2D");
       tm.start();
-      WRFGPU_CUDA_CHECK(cudaMemcpy(ds, hs.data(), hs.size() * sizeof(float), cudaMemcpyHostToDevice));
-      WRFGPU_CUDA_CHECK(cudaMemcpy(dm, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
-      WRFGPU_CUDA_CHECK(cudaMemcpy(dv, hv.data(), hv.size() * sizeof(float), cudaMemcpyHostToDevice));
+      h2d(ds, state + c0, n, kNState);
+      h2d(dm, met + c0, n, kNMet);
+      h2d(dv, vdrog3 + c0, n, kLdrog);
       tm.stop();
       sum.h2d_ms += tm.ms();
     }
@@ -123,23 +116,12 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
     {
       NvtxRange r("radm2sorg D2H");
       tm.start();
-      WRFGPU_CUDA_CHECK(cudaMemcpy(hs.data(), ds, hs.size() * sizeof(float), cudaMemcpyDeviceToHost));
-      WRFGPU_CUDA_CHECK(cudaMemcpy(hv.data(), dv, hv.size() * sizeof(float), cudaMemcpyDeviceToHost));
-      WRFGPU_CUDA_CHECK(cudaMemcpy(hst.data(), dst, hst.size() * sizeof(int), cudaMemcpyDeviceToHost));
+      d2h(state + c0, ds, n, sizeof(float), kNState);
+      d2h(vdrog3 + c0, dv, n, sizeof(float), kLdrog);
+      d2h(stats + c0, dst, n, sizeof(int), 5);
       tm.stop();
       sum.d2h_ms += tm.ms();
     }
-#pragma omp parallel for schedule(dynamic)
-    for (int f = 0; f < kNState; ++f)
-      std::copy(hs.begin() + (std::size_t)f * n, hs.begin() + (std::size_t)(f + 1) * n,
-                state + (std::size_t)f * ncell + c0);
-#pragma omp parallel for schedule(dynamic)
-    for (int f = 0; f < kLdrog; ++f)
-      std::copy(hv.begin() + (std::size_t)f * n, hv.begin() + (std::size_t)(f + 1) * n,
-                vdrog3 + (std::size_t)f * ncell + c0);
-    for (int f = 0; f < 5; ++f)
-      std::copy(hst.begin() + (std::size_t)f * n, hst.begin() + (std::size_t)(f + 1) * n,
-                stats + (std::size_t)f * ncell + c0);
   }
   if (times) *times = sum;
 }
