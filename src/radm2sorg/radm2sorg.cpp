@@ -99,19 +99,27 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   const Backend b = resolve_backend(opt.backend);
   auto t0 = std::chrono::steady_clock::now();
   if (b == Backend::Cpu) {
-    if (opt.mode == Mode::Strict)
+    if (opt.cpu_team_check != 0 && opt.wrf_co2_carry)
+      throw InputError("radm2sorg: cpu_team_check and wrf_co2_carry cannot be combined");
+    const bool rev = opt.cpu_team_check == 2;
+    if (opt.cpu_team_check != 0 && opt.mode == Mode::Strict)
+      strict::run_cpu_team(co, use_float, rev, ncell, state, met, vdrog3, map, st.data());
+    else if (opt.cpu_team_check != 0)
+      fast::run_cpu_team(co, use_float, rev, ncell, state, met, vdrog3, map, st.data());
+    else if (opt.mode == Mode::Strict)
       strict::run_cpu(co, use_float, ncell, state, met, vdrog3, map, st.data());
     else
       fast::run_cpu(co, use_float, ncell, state, met, vdrog3, map, st.data());
   } else {
 #if WRFGPU_HAVE_CUDA
     const bool inner = opt.layout == Layout::CellInnermost;
+    const bool warp = opt.gpu_kernel == GpuKernel::WarpPerCell;
     GpuTimes gt;
     if (opt.mode == Mode::Strict)
-      strict::run_gpu(co, use_float, inner, ncell, state, met, vdrog3, map, st.data(),
+      strict::run_gpu(co, use_float, warp, inner, ncell, state, met, vdrog3, map, st.data(),
                       opt.gpu_batch, &gt);
     else
-      fast::run_gpu(co, use_float, inner, ncell, state, met, vdrog3, map, st.data(),
+      fast::run_gpu(co, use_float, warp, inner, ncell, state, met, vdrog3, map, st.data(),
                     opt.gpu_batch, &gt);
     s.gpu_h2d_ms = gt.h2d_ms;
     s.gpu_kernel_ms = gt.kernel_ms;
@@ -222,19 +230,21 @@ std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, c
   co.p_nu0 = 2;
   std::vector<float> st(kNState * ncell), vd(kLdrog * ncell);
   std::vector<int> stats(5 * ncell);
+  // variants: 0 warp per cell, 1 thread per cell (cell innermost), 2 thread per cell (outermost)
   for (int prec = 0; prec < (include_float ? 2 : 1); ++prec)
-    for (int inner = 1; inner >= 0; --inner) {
+    for (int v = 0; v < 3; ++v) {
       double best = 1e30;
       for (int r = 0; r < (repeats > 0 ? repeats : 1); ++r) {
         std::memcpy(st.data(), state, st.size() * sizeof(float));
         GpuTimes gt;
-        strict::run_gpu(co, prec == 1, inner == 1, ncell, st.data(), met, vd.data(), map,
+        strict::run_gpu(co, prec == 1, v == 0, v != 2, ncell, st.data(), met, vd.data(), map,
                         stats.data(), ncell, &gt);
         if (gt.kernel_ms < best) best = gt.kernel_ms;
       }
       LayoutTiming t;
       t.variant = std::string(prec ? "float" : "double") +
-                  (inner ? " cell-innermost (SoA)" : " cell-outermost (AoS)");
+                  (v == 0 ? " warp per cell" : v == 1 ? " thread per cell, cell-innermost (SoA)"
+                                                      : " thread per cell, cell-outermost (AoS)");
       t.kernel_ms = best;
       t.cells_per_s = best > 0 ? ncell / (best * 1e-3) : 0;
       out.push_back(t);

@@ -18,12 +18,20 @@ enum class Precision { Double, Float };   // state/linear algebra of the Rosenbr
 // GPU data layout of the per-cell KPP arrays: cell index innermost (coalesced, default) or
 // each cell's arrays contiguous (cell outermost, array-of-structures).
 enum class Layout { CellInnermost, CellOutermost };
+// GPU work split: a warp per cell (default: the cell's matrix and vectors in shared memory,
+// every phase of a Rosenbrock step split over the 32 lanes, cells handed out dynamically) or a
+// thread per cell (the cell's arrays in global scratch in the Layout above).
+enum class GpuKernel { WarpPerCell, ThreadPerCell };
 
 struct Options {
   Backend backend = Backend::Cpu;
   Mode mode = Mode::Strict;
   Precision precision = Precision::Double;
-  Layout layout = Layout::CellInnermost;
+  Layout layout = Layout::CellInnermost;      // thread-per-cell kernel only
+  GpuKernel gpu_kernel = GpuKernel::WarpPerCell;
+  // CPU backend through the warp-per-cell integrator run by one thread (1: team loops in
+  // order, 2: every team loop backwards): the tests' check of the GPU's team code. Slower.
+  int cpu_team_check = 0;
   int method = kpp::kRos3;       // ICNTRL(3): 1 Ros2, 2 Ros3 (WRF), 3 Ros4, 4 Rodas3, 5 Rodas4
   float dtstepc = 0;             // s
   int p_nu0 = 2;                 // > 1: compute vdrog3 (WRF: SORGAM aerosols present)

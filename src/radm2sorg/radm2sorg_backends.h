@@ -17,7 +17,11 @@ struct GpuTimes {
   namespace NS {                                                                               \
   void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
                const float* met, float* vdrog3, const StateMap& map, int* stats);              \
-  void run_gpu(const CellOptions& opt, bool use_float, bool cell_innermost, std::size_t ncell, \
+  void run_cpu_team(const CellOptions& opt, bool use_float, bool reverse, std::size_t ncell,   \
+                    float* state, const float* met, float* vdrog3, const StateMap& map,        \
+                    int* stats);                                                               \
+  void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost, \
+               std::size_t ncell,                                                              \
                float* state, const float* met, float* vdrog3, const StateMap& map, int* stats, \
                std::size_t batch, GpuTimes* times);                                            \
   }

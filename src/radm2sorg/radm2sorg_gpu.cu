@@ -1,10 +1,24 @@
-// radm2sorg_gpu.cu - CUDA backend: one cell per thread. The per-cell KPP arrays (VAR, FIX,
-// RCONST and the Rosenbrock work: ~2100 values per cell) live in a global scratch buffer,
-// laid out with the cell index innermost (element e of cell c at e*ncell + c: neighbouring
-// threads touch neighbouring addresses, coalesced) or, for comparison, cell outermost (each
-// cell's arrays contiguous). The physics is the same header code as the CPU backend.
-// Compiled twice (WRFGPU_MODE_NS = strict, fast).
+// radm2sorg_gpu.cu - CUDA backend, two work splits (Options::gpu_kernel):
+//  - warp per cell (default): three kernels. The prologue (a thread per cell: unit
+//    conversions, FIX, rate constants) writes each cell's VAR, FIX and RCONST contiguously;
+//    the team kernel gives each warp one cell at a time from an atomic counter (a warp that
+//    finishes a cell takes the next, so the call follows the mean step count, not the
+//    slowest cell of a fixed group) and integrates it with kpp_rosenbrock_team.h, the cell's
+//    vectors, LU matrix and rate terms in shared memory; the epilogue (a thread per cell)
+//    stores the results back.
+//  - thread per cell: the per-cell KPP arrays (VAR, FIX, RCONST and the Rosenbrock work:
+//    ~2100 values per cell) live in a global scratch buffer, laid out with the cell index
+//    innermost (element e of cell c at e*ncell + c: neighbouring threads touch neighbouring
+//    addresses, coalesced) or, for comparison, cell outermost (each cell's arrays contiguous).
+// The physics is the same header code as the CPU backend. Compiled twice (WRFGPU_MODE_NS =
+// strict, fast).
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include "errors.h"
 #include "cuda_util.h"
 #include "radm2sorg_backends.h"
 
@@ -46,10 +60,149 @@ __global__ void radm2sorg_kernel(CellOptions opt, StateMap map, std::size_t ncel
   stats[4 * ncell + c] = st.status;
 }
 
+// ---- warp per cell ----------------------------------------------------------------------
+constexpr int kTeamMaxWarps = 8;  // warps (cells in flight) per block, at most
+constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // VAR, FIX, RCONST
+
+template <class T>
+__global__ void team_prologue_kernel(CellOptions opt, StateMap map, std::size_t ncell,
+                                     const float* __restrict__ state,
+                                     const float* __restrict__ met, T* __restrict__ cells) {
+  const std::size_t c = (std::size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= ncell) return;
+  T* b = cells + c * kCellVals;
+  cell_prologue<T>(c, ncell, state, met, map, opt, b, b + mech::NVAR, b + mech::NVAR + mech::NFIX, 1);
+}
+
+template <class T>
+__global__ void team_epilogue_kernel(CellOptions opt, StateMap map, std::size_t ncell,
+                                     float* __restrict__ state, const float* __restrict__ met,
+                                     float* __restrict__ vdrog3, const T* __restrict__ cells) {
+  const std::size_t c = (std::size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= ncell) return;
+  const T* b = cells + c * kCellVals;
+  cell_epilogue<T>(c, ncell, state, met, vdrog3, map, opt, b, b + mech::NVAR + mech::NFIX, 1);
+}
+
+// T values of shared memory per warp (the TeamLayout block and the doubles of the error norm)
+template <class T>
+__host__ __device__ inline int team_warp_vals(const TeamLayout& L) {
+  return L.nT + L.nq * (int)(sizeof(double) / sizeof(T));
+}
+// Shared memory of a block: the decomposition and solve schedules (ops, then level offsets),
+// then one TeamLayout block per warp.
+constexpr int kSchedInts = 2 * (mech::team::DECOMP_NOPS + mech::team::SOLVE_NOPS) +
+                           (mech::team::DECOMP_NLEV + 1) + (mech::team::SOLVE_NLEV + 1);
+constexpr std::size_t kSchedBytes = (kSchedInts * sizeof(int) + 15) / 16 * 16;
+template <class T>
+std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
+  return kSchedBytes + (std::size_t)warps * team_warp_vals<T>(L) * sizeof(T);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTeamMaxWarps * 32)
+    radm2sorg_team_kernel(CellOptions opt, kpp::TeamTables tb, TeamLayout L, std::size_t ncell,
+                          T* __restrict__ cells, T* __restrict__ jac0_all,
+                          int* __restrict__ stats, unsigned long long* __restrict__ next) {
+  extern __shared__ double team_smem[];
+  const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31u);
+  const int nwarps = (int)(blockDim.x >> 5);
+  {  // the schedules into shared memory, for the whole block
+    namespace t = mech::team;
+    int* sh = reinterpret_cast<int*>(team_smem);
+    const int n1 = 2 * t::DECOMP_NOPS, n2 = 2 * t::SOLVE_NOPS, n3 = t::DECOMP_NLEV + 1;
+    for (int i = threadIdx.x; i < kSchedInts; i += blockDim.x)
+      sh[i] = i < n1 ? tb.decomp_op[i]
+            : i < n1 + n2 ? tb.solve_op[i - n1]
+            : i < n1 + n2 + n3 ? tb.decomp_lev[i - n1 - n2]
+                               : tb.solve_lev[i - n1 - n2 - n3];
+    tb.decomp_op = sh;
+    tb.solve_op = sh + n1;
+    tb.decomp_lev = sh + n1 + n2;
+    tb.solve_lev = sh + n1 + n2 + n3;
+    __syncthreads();
+  }
+  T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + kSchedBytes) +
+             (std::size_t)warp * team_warp_vals<T>(L);
+  T* jac0 = jac0_all + ((std::size_t)blockIdx.x * nwarps + warp) * mech::LU_NONZERO;
+  const kpp::TeamWork<T> w = team_work_at<T>(L, block, jac0);
+  T* y = block + L.y;
+  double time_end;
+  const kpp::RosControl ctl = cell_controls(opt, time_end);
+  const kpp::WarpTeam tm;
+  for (;;) {
+    unsigned long long c = 0;
+    if (lane == 0) c = atomicAdd(next, 1ull);
+    c = __shfl_sync(0xffffffffu, c, 0);
+    if (c >= ncell) break;
+    T* b = cells + c * kCellVals;
+    for (int i = lane; i < mech::NVAR + mech::NFIX; i += 32) y[i] = b[i];
+    __syncwarp();
+    kpp::RosStats st;
+    kpp::ros_integrate_team<Mech, T>(tm, tb, y, b + mech::NVAR + mech::NFIX, 0.0, time_end, ctl,
+                                     st, w);
+    for (int i = lane; i < mech::NVAR; i += 32) b[i] = y[i];
+    if (lane == 0) {
+      stats[0 * ncell + c] = st.nstp;
+      stats[1 * ncell + c] = st.nacc;
+      stats[2 * ncell + c] = st.nrej;
+      stats[3 * ncell + c] = st.nsng;
+      stats[4 * ncell + c] = st.status;
+    }
+    __syncwarp();
+  }
+}
+
+// The generated tables, copied to the device once (one buffer, each array 16-byte aligned).
+const kpp::TeamTables& device_team_tables() {
+  static kpp::TeamTables dev = [] {
+    namespace t = mech::team;
+    const kpp::TeamTables h = team_tables_host();
+    struct Part { const void* src; std::size_t bytes; const void** dst; };
+    kpp::TeamTables d = h;
+    const Part parts[] = {
+        {h.lu_diag, sizeof(int) * mech::NVAR, (const void**)&d.lu_diag},
+        {h.a_rate, sizeof(t::A_RATE), (const void**)&d.a_rate},
+        {h.a_const, sizeof(t::A_CONST), (const void**)&d.a_const},
+        {h.a_fac, sizeof(t::A_FAC), (const void**)&d.a_fac},
+        {h.vdot_ptr, sizeof(t::VDOT_PTR), (const void**)&d.vdot_ptr},
+        {h.vdot_a, sizeof(t::VDOT_A), (const void**)&d.vdot_a},
+        {h.vdot_c, sizeof(t::VDOT_C), (const void**)&d.vdot_c},
+        {h.b_rate, sizeof(t::B_RATE), (const void**)&d.b_rate},
+        {h.b_const, sizeof(t::B_CONST), (const void**)&d.b_const},
+        {h.b_coef, sizeof(t::B_COEF), (const void**)&d.b_coef},
+        {h.b_fac, sizeof(t::B_FAC), (const void**)&d.b_fac},
+        {h.jvs_ptr, sizeof(t::JVS_PTR), (const void**)&d.jvs_ptr},
+        {h.jvs_b, sizeof(t::JVS_B), (const void**)&d.jvs_b},
+        {h.jvs_c, sizeof(t::JVS_C), (const void**)&d.jvs_c},
+        {h.decomp_lev, sizeof(t::DECOMP_LEV), (const void**)&d.decomp_lev},
+        {h.decomp_op, sizeof(t::DECOMP_OP), (const void**)&d.decomp_op},
+        {h.solve_lev, sizeof(t::SOLVE_LEV), (const void**)&d.solve_lev},
+        {h.solve_op, sizeof(t::SOLVE_OP), (const void**)&d.solve_op},
+    };
+    std::size_t total = 0;
+    for (const Part& p : parts) total += (p.bytes + 15) / 16 * 16;
+    std::vector<char> host(total, 0);
+    char* dev_base = nullptr;
+    WRFGPU_CUDA_CHECK(cudaMalloc(&dev_base, total));  // lives as long as the process
+    std::size_t off = 0;
+    for (const Part& p : parts) {
+      std::memcpy(host.data() + off, p.src, p.bytes);
+      *p.dst = dev_base + off;
+      off += (p.bytes + 15) / 16 * 16;
+    }
+    WRFGPU_CUDA_CHECK(cudaMemcpy(dev_base, host.data(), total, cudaMemcpyHostToDevice));
+    return d;
+  }();
+  return dev;
+}
+
 struct GpuBuffers {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
   DeviceBuffer<double> scratch;  // reinterpreted for float
+  DeviceBuffer<double> jac0;     // warp per cell: each resident warp's Jacobian
+  DeviceBuffer<unsigned long long> next;  // warp per cell: the next cell to take
 };
 GpuBuffers& buffers() {
   static GpuBuffers b;
@@ -57,7 +210,7 @@ GpuBuffers& buffers() {
 }
 
 template <class T>
-void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* state,
+void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell, float* state,
                const float* met, float* vdrog3, const StateMap& map, int* stats,
                std::size_t batch, GpuTimes* times) {
   GpuBuffers& B = buffers();
@@ -86,7 +239,8 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
     float* dm = B.met.reserve(kNMet * n);
     float* dv = B.vdrog3.reserve(kLdrog * n);
     int* dst = B.stats.reserve(5 * n);
-    const std::size_t nscr = (per_cell * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
+    const std::size_t vals = warp ? (std::size_t)kCellVals : per_cell;
+    const std::size_t nscr = (vals * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
     T* scr = reinterpret_cast<T*>(B.scratch.reserve(nscr));
     {
       NvtxRange r("radm2sorg H2D");
@@ -97,7 +251,66 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
       tm.stop();
       sum.h2d_ms += tm.ms();
     }
-    {
+    if (warp) {
+      NvtxRange r("radm2sorg team kernels");
+      const kpp::TeamTables& tb = device_team_tables();
+      const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
+      const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1, false);
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)team_smem_bytes<T>(L, kTeamMaxWarps)));
+      // warps per block: the most cells in flight per SM (shared memory and registers), the
+      // fewest warps per block among equals (smaller blocks leave fewer idle warps at the end)
+      static int dev = -1, nsm = 0;
+      int cur;
+      WRFGPU_CUDA_CHECK(cudaGetDevice(&cur));
+      if (cur != dev) {
+        dev = cur;
+        WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+      }
+      int warps = 0, per_sm = 0;
+      for (int wpb = 1; wpb <= kTeamMaxWarps; ++wpb) {
+        int nb = 0;
+        WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &nb, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
+        if (nb * wpb > per_sm * warps) { warps = wpb; per_sm = nb; }
+      }
+      if (const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
+        const int wpb = std::atoi(e);
+        if (wpb >= 1 && wpb <= kTeamMaxWarps) {
+          warps = wpb;
+          WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+              &per_sm, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
+        }
+      }
+      const std::size_t smem = team_smem_bytes<T>(L, warps);
+      if (per_sm < 1)
+        throw RuntimeError("radm2sorg: the warp-per-cell kernel does not fit on this GPU (" +
+                           std::to_string(smem) + " bytes of shared memory per block)");
+      static bool told = false;
+      if (std::getenv("WRFGPU_RADM2SORG_VERBOSE") && !told) {
+        told = true;
+        std::fprintf(stderr, "radm2sorg team kernel: %d warps per block, %d blocks per SM, %zu B shared\n",
+                     warps, per_sm, smem);
+      }
+      const std::size_t want = (n + warps - 1) / warps;
+      const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)per_sm * nsm, want);
+      const std::size_t nj = ((std::size_t)grid * warps * mech::LU_NONZERO * sizeof(T) + 7) / 8;
+      T* jac0 = reinterpret_cast<T*>(B.jac0.reserve(nj));
+      unsigned long long* next = B.next.reserve(1);
+      const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
+      tm.start();
+      WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long)));
+      team_prologue_kernel<T><<<b1, tb1>>>(opt, map, n, ds, dm, scr);
+      WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
+      radm2sorg_team_kernel<T><<<grid, warps * 32, smem>>>(opt, tb, L, n, scr, jac0, dst, next);
+      WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
+      team_epilogue_kernel<T><<<b1, tb1>>>(opt, map, n, ds, dm, dv, scr);
+      WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
+      tm.stop();
+      sum.kernel_ms += tm.ms();
+      WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
+    } else {
       NvtxRange r("radm2sorg kernel");
       // threads per block: WRFGPU_RADM2SORG_BLOCK (tuning), default 64
       static const int threads = [] {
@@ -128,13 +341,20 @@ void run_gpu_t(const CellOptions& opt, bool inner, std::size_t ncell, float* sta
 
 }  // namespace
 
-void run_gpu(const CellOptions& opt, bool use_float, bool cell_innermost, std::size_t ncell,
-             float* state, const float* met, float* vdrog3, const StateMap& map, int* stats,
-             std::size_t batch, GpuTimes* times) {
+void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
+             std::size_t ncell, float* state, const float* met, float* vdrog3,
+             const StateMap& map, int* stats, std::size_t batch, GpuTimes* times) {
+  // WRFGPU_RADM2SORG_KERNEL=thread|warp (tuning, measurement): overrides Options::gpu_kernel.
+  if (const char* e = std::getenv("WRFGPU_RADM2SORG_KERNEL")) {
+    if (std::string(e) == "thread") warp_per_cell = false;
+    if (std::string(e) == "warp") warp_per_cell = true;
+  }
   if (use_float)
-    run_gpu_t<float>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, times);
+    run_gpu_t<float>(opt, warp_per_cell, cell_innermost, ncell, state, met, vdrog3, map, stats,
+                     batch, times);
   else
-    run_gpu_t<double>(opt, cell_innermost, ncell, state, met, vdrog3, map, stats, batch, times);
+    run_gpu_t<double>(opt, warp_per_cell, cell_innermost, ncell, state, met, vdrog3, map, stats,
+                      batch, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include "wrfgpu_hd.h"
 #include "kpp_rosenbrock.h"
+#include "kpp_rosenbrock_team.h"
 #include "generated/radm2sorg_mechanism.h"
 
 namespace wrfgpu {
@@ -69,13 +70,20 @@ struct CellOptions {
   bool co2_carry = false;  // keep var(ind_CO2) from the previous cell (Options::wrf_co2_carry)
 };
 
-// One cell: reads state/met at `cell`, integrates, writes state (and vdrog3 when p_nu0 > 1).
-// var/fix/rconst/work are this cell's KPP arrays with stride s. Returns IERR.
+// The integrator controls of a call (RCNTRL(3) = 0.01_dp*TIME_END unless given).
+static WRFGPU_HD kpp::RosControl cell_controls(const CellOptions& opt, double& time_end) {
+  kpp::RosControl ctl = opt.ctl;
+  time_end = (double)opt.dtstepc;
+  if (ctl.hstart == 0) ctl.hstart = 0.01 * time_end;
+  return ctl;
+}
+
+// First half of run_cell: reads state/met at `cell` into this cell's KPP arrays var, fix and
+// rconst (stride s): unit conversions, FIX(M), FIX(H2O), photolysis, rc_n2o5, Update_Rconst.
 template <class T>
-static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state, const float* met,
-                       float* vdrog3, const StateMap& map, const CellOptions& opt, T* var,
-                       T* fix, T* rconst, const kpp::RosWork<T>& work, std::ptrdiff_t s,
-                       kpp::RosStats& st) {
+static WRFGPU_HD void cell_prologue(std::size_t cell, std::size_t ncell, const float* state,
+                                    const float* met, const StateMap& map, const CellOptions& opt,
+                                    T* var, T* fix, T* rconst, std::ptrdiff_t s) {
   const float rho = met[(std::size_t)kRho * ncell + cell];
   const float qv = met[(std::size_t)kQv * ncell + cell];
   const float tphy = met[(std::size_t)kTphy * ncell + cell];
@@ -87,7 +95,6 @@ static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state,
   fix[mech::indf_H2O * s] = (T)c_h2o;
   const double TEMP = (double)tphy;
   const double conv = 1.E-6 * (double)kDens2conA * (double)rho;  // 1.E-6_dp*dens2con_a*rho
-  const double oconv = 1.E0 / conv;
   // jv(Pj_x) = REAL(ph_x/60., dp)
   double jv[kNPh];
   for (int p = 0; p < kNPh; ++p) jv[p] = (double)(met[(std::size_t)(kPh0 + p) * ncell + cell] / 60.f);
@@ -104,12 +111,18 @@ static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state,
   double extra[mech::NEXTRA > 0 ? mech::NEXTRA : 1];
   extra[mech::ex_rc_n2o5] = (double)rc_n2o5_sp(tphy, pphy, qv);
   mech::update_rconst<T>(jv, extra, c_m, c_h2o, TEMP, rconst, s);
+}
 
-  kpp::RosControl ctl = opt.ctl;
-  const double time_end = (double)opt.dtstepc;
-  if (ctl.hstart == 0) ctl.hstart = 0.01 * time_end;  // RCNTRL(3) = 0.01_dp*TIME_END
-  const int ierr = kpp::ros_integrate<Mech, T>(var, fix, rconst, 0.0, time_end, ctl, st, work, s);
-
+// Second half of run_cell: vdrog3 from the integrated var (when p_nu0 > 1) and the store
+// back to state.
+template <class T>
+static WRFGPU_HD void cell_epilogue(std::size_t cell, std::size_t ncell, float* state,
+                                    const float* met, float* vdrog3, const StateMap& map,
+                                    const CellOptions& opt, const T* var, const T* rconst,
+                                    std::ptrdiff_t s) {
+  const float rho = met[(std::size_t)kRho * ncell + cell];
+  const double conv = 1.E-6 * (double)kDens2conA * (double)rho;
+  const double oconv = 1.E0 / conv;
   if (opt.p_nu0 > 1) {  // kpp_mechd_ia_radm2sorg.inc (uses the integrated var)
     auto V = [&](int i) { return (double)var[i * s]; };
     auto R = [&](int k) { return (double)rconst[(k - 1) * s]; };  // RCONST(k), 1-based
@@ -139,6 +152,90 @@ static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state,
     const float x = (float)(oconv * (double)var[i * s]);
     state[(std::size_t)f * ncell + cell] = x > 0.f ? x : 0.f;
   }
+}
+
+// The generated team tables of the mechanism (host arrays; the GPU backend copies them).
+static inline kpp::TeamTables team_tables_host() {
+  namespace t = mech::team;
+  kpp::TeamTables tb;
+  tb.nb = t::NB;
+  tb.nfac_a = t::NFAC_A;
+  tb.nfac_b = t::NFAC_B;
+  tb.lu_diag = mech::LU_DIAG;
+  tb.a_rate = t::A_RATE;
+  tb.a_const = t::A_CONST;
+  tb.a_fac = t::A_FAC;
+  tb.vdot_ptr = t::VDOT_PTR;
+  tb.vdot_a = t::VDOT_A;
+  tb.vdot_c = t::VDOT_C;
+  tb.b_rate = t::B_RATE;
+  tb.b_const = t::B_CONST;
+  tb.b_coef = t::B_COEF;
+  tb.b_fac = t::B_FAC;
+  tb.jvs_ptr = t::JVS_PTR;
+  tb.jvs_b = t::JVS_B;
+  tb.jvs_c = t::JVS_C;
+  tb.decomp_nlev = t::DECOMP_NLEV;
+  tb.decomp_lev = t::DECOMP_LEV;
+  tb.decomp_op = reinterpret_cast<const int*>(t::DECOMP_OP);
+  tb.solve_nlev = t::SOLVE_NLEV;
+  tb.solve_lev = t::SOLVE_LEV;
+  tb.solve_op = reinterpret_cast<const int*>(t::SOLVE_OP);
+  return tb;
+}
+
+// Per-cell values of a team: TeamWork arrays plus y = [VAR, FIX] (stride 1), in T units
+// except the error-norm terms (double). Laid out y, ynew, fcn0, fcn, yerr, k, ghimj, ab,
+// then jac0 (the GPU keeps jac0 out of shared memory: jac0_in_block = false).
+struct TeamLayout {
+  int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, jac0, nT;  // offsets / size in T
+  int nq;                                                // doubles after the T block
+};
+static WRFGPU_HD TeamLayout team_layout(int nstage, bool jac0_in_block) {
+  const int n = mech::NVAR, nf = mech::NFIX, lu = mech::LU_NONZERO;
+  TeamLayout L;
+  L.y = 0;
+  L.ynew = L.y + n + nf;
+  L.fcn0 = L.ynew + n + nf;
+  L.fcn = L.fcn0 + n;
+  L.yerr = L.fcn + n;
+  L.k = L.yerr + n;
+  L.ghimj = L.k + nstage * n;
+  L.ab = L.ghimj + lu;
+  const int nab = mech::NREACT > mech::team::NB ? mech::NREACT : mech::team::NB;
+  L.jac0 = jac0_in_block ? L.ab + nab : -1;
+  L.nT = L.ab + nab + (jac0_in_block ? lu : 0);
+  L.nT = (L.nT + 1) & ~1;  // keep the doubles 8-byte aligned when T is float
+  L.nq = n;
+  return L;
+}
+template <class T>
+static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block, T* jac0) {
+  kpp::TeamWork<T> w;
+  w.ynew = block + L.ynew;
+  w.fcn0 = block + L.fcn0;
+  w.fcn = block + L.fcn;
+  w.yerr = block + L.yerr;
+  w.k = block + L.k;
+  w.ghimj = block + L.ghimj;
+  w.ab = block + L.ab;
+  w.jac0 = L.jac0 >= 0 ? block + L.jac0 : jac0;
+  w.q = reinterpret_cast<double*>(block + L.nT);
+  return w;
+}
+
+// One cell: reads state/met at `cell`, integrates, writes state (and vdrog3 when p_nu0 > 1).
+// var/fix/rconst/work are this cell's KPP arrays with stride s. Returns IERR.
+template <class T>
+static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state, const float* met,
+                       float* vdrog3, const StateMap& map, const CellOptions& opt, T* var,
+                       T* fix, T* rconst, const kpp::RosWork<T>& work, std::ptrdiff_t s,
+                       kpp::RosStats& st) {
+  cell_prologue<T>(cell, ncell, state, met, map, opt, var, fix, rconst, s);
+  double time_end;
+  const kpp::RosControl ctl = cell_controls(opt, time_end);
+  const int ierr = kpp::ros_integrate<Mech, T>(var, fix, rconst, 0.0, time_end, ctl, st, work, s);
+  cell_epilogue<T>(cell, ncell, state, met, vdrog3, map, opt, var, rconst, s);
   return ierr;
 }
 

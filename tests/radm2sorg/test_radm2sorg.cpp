@@ -49,7 +49,7 @@ TEST(Radm2sorgGenerator, CommittedFilesAreUpToDate) {
   const std::string cmd = "python3 tools/kpp_gen/kpp_gen.py --mech-dir '" + mech_dir() +
                           "' --out '" + out + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  for (const char* part : {"parameters", "rates", "function", "jacobian", "linalg", "mechanism"}) {
+  for (const char* part : {"parameters", "rates", "function", "jacobian", "linalg", "team", "mechanism"}) {
     const std::string name = std::string("radm2sorg_") + part + ".h";
     const std::string a = read_file(out + "/" + name);
     const std::string b = read_file("src/radm2sorg/generated/" + name);
@@ -515,6 +515,99 @@ TEST(Radm2sorgApi, WrfArraysMatchDense) {
 }
 
 // ------------------------------------------------------------------------------------------
+// 3b. The warp-per-cell (team) integrator of the GPU, run on the CPU by one thread: the same
+// bits as the one-cell-per-thread integrator, with every team loop in order and backwards
+// (backwards, a level of the decomposition or solve schedule holding two dependent
+// operations would change the result).
+
+Case first_cells(const Case& c, std::size_t n) {
+  Case s = c;
+  s.n = n;
+  auto cut = [&](std::vector<float>& v, int nf) {
+    std::vector<float> o((std::size_t)nf * n);
+    for (int f = 0; f < nf; ++f) std::copy(v.begin() + f * c.n, v.begin() + f * c.n + n, o.begin() + f * n);
+    v = o;
+  };
+  cut(s.state, r2::kNState);
+  cut(s.met, r2::kNMet);
+  return s;
+}
+
+void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec) {
+  const std::string path = wrfgpu_test::data_file(file);
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  const Case c = first_cells(load(path), ncells);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  o.precision = prec;
+  std::vector<float> ref = c.state, vref(r2::kLdrog * c.n, 0.f);
+  const r2::Stats sref = r2::run_dense(o, c.n, ref.data(), c.met.data(), vref.data());
+  long steps = 0;
+  for (int v : sref.nstp) steps += v;
+  for (int mode : {1, 2}) {
+    r2::Options ot = o;
+    ot.cpu_team_check = mode;
+    std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+    const r2::Stats s = r2::run_dense(ot, c.n, st.data(), c.met.data(), vd.data());
+    std::size_t differ = 0, vdiffer = 0;
+    for (std::size_t q = 0; q < st.size(); ++q) differ += st[q] != ref[q];
+    for (std::size_t q = 0; q < vd.size(); ++q) vdiffer += vd[q] != vref[q];
+    std::printf("[%s, %zu cells, %s, %ld steps] team %s: %zu of %zu state values and %zu of %zu "
+                "vdrog3 values differ from the serial integrator\n",
+                file, c.n, prec == r2::Precision::Double ? "double" : "float", steps,
+                mode == 1 ? "in order" : "backwards", differ, st.size(), vdiffer, vd.size());
+    EXPECT_EQ(differ, 0u);
+    EXPECT_EQ(vdiffer, 0u);
+    EXPECT_EQ(s.nstp, sref.nstp);
+    EXPECT_EQ(s.nrej, sref.nrej);
+    EXPECT_EQ(s.status, sref.status);
+  }
+}
+
+TEST(Radm2sorgTeam, CpuTeamBitwiseSerialCold) { team_bitwise("radm2sorg_cold_40x15x20.nc", 1500, r2::Precision::Double); }
+TEST(Radm2sorgTeam, CpuTeamBitwiseSerialWarm) { team_bitwise("radm2sorg_warm_40x15x20.nc", 4000, r2::Precision::Double); }
+TEST(Radm2sorgTeam, CpuTeamBitwiseSerialFloat) { team_bitwise("radm2sorg_cold_40x15x20.nc", 1000, r2::Precision::Float); }
+
+// The level schedules of the generated tables: every operation of the serial decomposition
+// and solve appears once, and no level holds two operations where one writes what the
+// other reads or writes.
+TEST(Radm2sorgTeam, LevelSchedulesAreIndependent) {
+  namespace t = mech::team;
+  auto check = [](const char* what, int nlev, const int* lev, const t::Op* ops, int nops,
+                  int expect_ops) {
+    EXPECT_EQ(lev[0], 0);
+    EXPECT_EQ(lev[nlev], nops);
+    EXPECT_EQ(nops, expect_ops) << what;
+    int bad = 0;
+    for (int l = 0; l < nlev; ++l) {
+      std::map<int, int> writes;
+      std::vector<int> reads;
+      for (int i = lev[l]; i < lev[l + 1]; ++i) {
+        const int tgt = ops[i].x >> 1, p = ops[i].y & 0xffff, q = ops[i].y >> 16;
+        writes[tgt]++;
+        const bool decomp = std::string(what) == "decomp";
+        // decomp reads JVS(p) (and JVS(q) for kind 1); solve reads X(q) for kind 0
+        if (decomp) { reads.push_back(p); if (ops[i].x & 1) reads.push_back(q); }
+        else if ((ops[i].x & 1) == 0) reads.push_back(q);
+      }
+      for (auto& w : writes) bad += w.second > 1;
+      for (int r : reads) bad += writes.count(r) > 0;
+    }
+    EXPECT_EQ(bad, 0) << what << ": conflicting operations within a level";
+    std::printf("%s: %d operations in %d levels\n", what, nops, nlev);
+  };
+  // serial counts: decomposition = multipliers + updates; solve = one per L/U nonzero + NVAR
+  int ndec = 0;
+  for (int k = 0; k < mech::NVAR; ++k)
+    for (int kk = mech::LU_CROW[k]; kk < mech::LU_DIAG[k]; ++kk) {
+      const int j = mech::LU_ICOL[kk];
+      ndec += 1 + (mech::LU_CROW[j + 1] - mech::LU_DIAG[j] - 1);
+    }
+  check("decomp", t::DECOMP_NLEV, t::DECOMP_LEV, t::DECOMP_OP, t::DECOMP_NOPS, ndec);
+  check("solve", t::SOLVE_NLEV, t::SOLVE_LEV, t::SOLVE_OP, t::SOLVE_NOPS, mech::LU_NONZERO);
+}
+
+// ------------------------------------------------------------------------------------------
 // 4. GPU vs CPU (same header code; CUDA libm and no x87 -> close, not bitwise)
 
 TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
@@ -526,10 +619,14 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
   r2::Options o;
   o.dtstepc = c.dtstepc;
   r2::run_dense(o, c.n, cpu.data(), c.met.data(), vdc.data());
-  for (auto lay : {r2::Layout::CellInnermost, r2::Layout::CellOutermost}) {
+  std::vector<float> warp_result;
+  std::vector<int> warp_nstp;
+  for (int variant = 0; variant < 3; ++variant) {
+    const auto lay = variant == 2 ? r2::Layout::CellOutermost : r2::Layout::CellInnermost;
     std::vector<float> gpu = c.state, vdg(r2::kLdrog * c.n, 0.f);
     o.backend = Backend::Gpu;
     o.layout = lay;
+    o.gpu_kernel = variant == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
     r2::Stats s = r2::run_dense(o, c.n, gpu.data(), c.met.data(), vdg.data());
     EXPECT_TRUE(s.failures.empty());
     double worst = 0;
@@ -538,16 +635,29 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
       if (cpu[q] * conv > 1.0) worst = std::max(worst, (double)std::fabs(gpu[q] - cpu[q]) / std::fabs((double)cpu[q]));
     }
     std::printf("GPU (%s) vs CPU: max rel %.3e; H2D %.3f kernel %.3f D2H %.3f of %.3f ms\n",
-                lay == r2::Layout::CellInnermost ? "cell innermost" : "cell outermost", worst,
+                variant == 0 ? "warp per cell" : variant == 1 ? "thread per cell, cell innermost"
+                                                              : "thread per cell, cell outermost", worst,
                 s.gpu_h2d_ms, s.gpu_kernel_ms, s.gpu_d2h_ms, s.seconds * 1e3);
     EXPECT_LE(worst, 1e-4);
+    // Strict mode: the warp's team integrator does the thread's operations in the same
+    // order (the same CUDA libm in the rate constants): bitwise the same.
+    if (variant == 0) {
+      warp_result = gpu;
+      warp_nstp = s.nstp;
+    } else if (variant == 1) {
+      std::size_t differ = 0;
+      for (std::size_t q = 0; q < gpu.size(); ++q) differ += gpu[q] != warp_result[q];
+      std::printf("warp per cell vs thread per cell: %zu of %zu values differ\n", differ, gpu.size());
+      EXPECT_EQ(differ, 0u);
+      EXPECT_EQ(s.nstp, warp_nstp);
+    }
     // The phase times are CUDA event intervals inside the call's wall time.
     EXPECT_GT(s.gpu_kernel_ms, 0.0);
     EXPECT_GT(s.gpu_h2d_ms, 0.0);
     EXPECT_GT(s.gpu_d2h_ms, 0.0);
     EXPECT_LE(s.gpu_h2d_ms + s.gpu_kernel_ms + s.gpu_d2h_ms, s.seconds * 1e3 + 0.01);
     // Several launches (1,024 cells each, the last one short): the same bits as one launch.
-    if (lay == r2::Layout::CellInnermost) {
+    if (variant <= 1) {
       std::vector<float> part = c.state, vdp(r2::kLdrog * c.n, 0.f);
       r2::Options ob = o;
       ob.gpu_batch = 1024;
@@ -581,7 +691,7 @@ TEST(Radm2sorgGpu, LayoutBenchmark) {
     for (const auto& x : t)
       std::printf("[%s x%zu = %zu cells] %-32s kernel %9.2f ms  %.3e cells/s\n", file, rep, n,
                   x.variant.c_str(), x.kernel_ms, x.cells_per_s);
-    ASSERT_EQ(t.size(), 4u);
+    ASSERT_EQ(t.size(), 6u);
   }
 }
 

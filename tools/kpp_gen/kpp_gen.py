@@ -1385,11 +1385,181 @@ class Gen:
                  "template <class T>\nstatic WRFGPU_HD T kpp_abs_lu(T x) { return x < T(0) ? -x : x; }\n")
         return "\n".join(o)
 
+    # -- tables for the team (warp-per-cell) solver -------------------------------------
+    def team(self):
+        """The same arithmetic as fun/jac_sp/kpp_decomp/kpp_solve, as data: one entry per
+        rate term, Jacobian entry, decomposition or solve operation, in KPP's order, so that a
+        team of threads (a GPU warp) can share one cell's work and still evaluate every sum
+        term by term in the same order as the unrolled code (bitwise the same results).
+        The decomposition and the solve are level-scheduled: the operations of one level are
+        independent (no operation reads or writes a value another one of the level writes),
+        and the levels keep every read-after-write, write-after-read and write-after-write
+        order of the serial code."""
+        m = self.m
+        if m.lu_nonzero >= 32768 or m.nvar >= 32768:
+            err(None, "team tables: LU_NONZERO %d too large for 16-bit operands" % m.lu_nonzero)
+        mdl = m.model.lower()
+
+        def rate(k):
+            r = m.reactions[k]
+            return (-1, f32(r.number)) if r.number is not None else (k, 0.0)
+
+        def reactants(k, skip=None):
+            fac = []
+            for l in range(m.nspec):
+                n = int(m.sleft[l].get(k, 0.0)) - (1 if l == skip else 0)
+                fac += [l] * max(n, 0)
+            return fac
+
+        def signed(c):
+            v = coef_text(c)
+            return -v if c < 0 else v
+
+        # A(k) = RCT(k) * V.. * F.. (factor index into [VAR, FIX]); Vdot(i) = sum c*A(k)
+        a_rate, a_const, a_fac = [], [], []
+        for k in range(m.nreact):
+            r, c = rate(k)
+            a_rate.append(r)
+            a_const.append(c)
+            a_fac.append(reactants(k))
+        nfa = max(1, max(len(f) for f in a_fac))
+        vd_ptr, vd_a, vd_c = [0], [], []
+        for i in range(m.nvar):
+            for k in range(m.nreact):
+                c = m.snet[i].get(k, 0.0)
+                if c != 0.0:
+                    vd_a.append(k)
+                    vd_c.append(signed(c))
+            vd_ptr.append(len(vd_a))
+        # B(n) = RCT(k) * coef * V.. (one V(j) left out); JVS(n) = sum c*B
+        bidx = self.bindex()
+        b_rate, b_const, b_coef, b_fac = [], [], [], []
+        for (k, j), n in sorted(bidx.items(), key=lambda x: x[1]):
+            r, c = rate(k)
+            b_rate.append(r)
+            b_const.append(c)
+            sl = m.sleft[j].get(k, 0.0)
+            b_coef.append(coef_text(sl))
+            b_fac.append(reactants(k, skip=j))
+        nfb = max(1, max(len(f) for f in b_fac)) if b_fac else 1
+        jv_ptr, jv_b, jv_c = [0], [], []
+        for n in range(m.lu_nonzero):
+            i, j = m.lu_irow[n], m.lu_icol[n]
+            if m.L[i][j]:
+                for k in range(m.nreact):
+                    c = m.snet[i].get(k, 0.0)
+                    if c != 0.0 and (k, j) in bidx:
+                        jv_b.append(bidx[(k, j)])
+                        jv_c.append(signed(c))
+            jv_ptr.append(len(jv_b))
+
+        def schedule(ops):
+            """ops: (kind, target, a, b, reads, writes) in serial order -> levels."""
+            last_w, last_r = {}, {}
+            lev = []
+            for op in ops:
+                reads, writes = op[4], op[5]
+                L = 0
+                for x in reads:
+                    L = max(L, last_w.get(x, -1) + 1)
+                for x in writes:
+                    L = max(L, last_w.get(x, -1) + 1, last_r.get(x, -1) + 1)
+                for x in reads:
+                    last_r[x] = max(last_r.get(x, -1), L)
+                for x in writes:
+                    last_w[x] = L
+                lev.append(L)
+            nlev = max(lev) + 1 if lev else 0
+            order = sorted(range(len(ops)), key=lambda i: (lev[i], i))
+            ptr = [0] * (nlev + 1)
+            for i in order:
+                ptr[lev[i] + 1] += 1
+            for l in range(nlev):
+                ptr[l + 1] += ptr[l]
+            return [ops[i] for i in order], ptr
+
+        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
+        dops = []   # kind 0: a = -JVS(t)/JVS(a); JVS(t) = -a.  kind 1: JVS(t) += (-JVS(a))*JVS(b)
+        for k in range(m.nvar):
+            cols = {icol[kk]: kk for kk in range(crow[k], crow[k + 1])}
+            for kk in range(crow[k], diag[k]):
+                j = icol[kk]
+                dops.append((0, kk, diag[j], 0, [kk, diag[j]], [kk]))
+                for jj in range(diag[j] + 1, crow[j + 1]):
+                    c = cols[icol[jj]]
+                    dops.append((1, c, kk, jj, [c, kk, jj], [c]))
+        dsched, dptr = schedule(dops)
+        sops = []   # kind 0: X(t) = X(t) - JVS(a)*X(b).  kind 1: X(t) = X(t) / JVS(a)
+        for i in range(m.nvar):
+            for jj in range(crow[i], diag[i]):
+                sops.append((0, i, jj, icol[jj], [i, icol[jj]], [i]))
+        for i in range(m.nvar - 1, -1, -1):
+            for jj in range(diag[i] + 1, crow[i + 1]):
+                sops.append((0, i, jj, icol[jj], [i, icol[jj]], [i]))
+            sops.append((1, i, diag[i], 0, [i], [i]))
+        ssched, sptr = schedule(sops)
+        self.team_stats = (len(dops), len(dptr) - 1, len(sops), len(sptr) - 1)
+
+        def ints(v):
+            return wrap_list([str(x) for x in v], 16) if v else "    0,"
+
+        def floats(v):
+            return wrap_list([flit(x) for x in v], 8) if v else "    0.0f,"
+
+        def opcodes(ops):
+            return wrap_list(["{%d, %d}" % ((o[1] << 1) | o[0], o[2] | (o[3] << 16)) for o in ops], 8)
+
+        def fac_table(facs, n):
+            out = []
+            for f in facs:
+                out += f + [-1] * (n - len(f))
+            return out
+
+        o = [self.head, "#pragma once", '#include "%s_parameters.h"' % mdl, "",
+             "namespace wrfgpu {", "namespace %s {" % self.ns, "namespace team {", "",
+             "// Tables for the team Rosenbrock solver (kpp_rosenbrock_team.h): fun, jac_sp,",
+             "// kpp_decomp and kpp_solve of this mechanism as data, in KPP's order (see the",
+             "// generator's Gen.team for the bitwise argument). Rates: RCONST index, or -1 and the",
+             "// constant. Factors index [VAR(0..NVAR-1), FIX(NVAR..)], -1 = none. Coefficients are",
+             "// KPP's single-precision literals with the sign of the term.",
+             "constexpr int NFAC_A = %d, NFAC_B = %d, NB = %d;" % (nfa, nfb, len(b_rate)),
+             "constexpr int NVDOT_TERMS = %d, NJVS_TERMS = %d;" % (len(vd_a), len(jv_b)),
+             "inline constexpr int A_RATE[NREACT] = {", ints(a_rate), "};",
+             "inline constexpr float A_CONST[NREACT] = {", floats(a_const), "};",
+             "inline constexpr int A_FAC[NREACT * NFAC_A] = {", ints(fac_table(a_fac, nfa)), "};",
+             "inline constexpr int VDOT_PTR[NVAR + 1] = {", ints(vd_ptr), "};",
+             "inline constexpr int VDOT_A[NVDOT_TERMS > 0 ? NVDOT_TERMS : 1] = {", ints(vd_a), "};",
+             "inline constexpr float VDOT_C[NVDOT_TERMS > 0 ? NVDOT_TERMS : 1] = {", floats(vd_c), "};",
+             "inline constexpr int B_RATE[NB > 0 ? NB : 1] = {", ints(b_rate), "};",
+             "inline constexpr float B_CONST[NB > 0 ? NB : 1] = {", floats(b_const), "};",
+             "inline constexpr float B_COEF[NB > 0 ? NB : 1] = {", floats(b_coef), "};",
+             "inline constexpr int B_FAC[(NB > 0 ? NB : 1) * NFAC_B] = {", ints(fac_table(b_fac, nfb)), "};",
+             "inline constexpr int JVS_PTR[LU_NONZERO + 1] = {", ints(jv_ptr), "};",
+             "inline constexpr int JVS_B[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", ints(jv_b), "};",
+             "inline constexpr float JVS_C[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", floats(jv_c), "};",
+             "",
+             "// Level-scheduled kpp_decomp (%d operations, %d levels) and kpp_solve (%d, %d)." % self.team_stats,
+             "// Operation {x, y}: kind = x & 1, target = x >> 1, operands y & 0xffff and y >> 16.",
+             "// decomp kind 0: a = -JVS(t)/JVS(p); JVS(t) = -a   (the multiplier of row k, column j)",
+             "// decomp kind 1: JVS(t) = JVS(t) + (-JVS(p))*JVS(q)   (KPP's W(c) = W(c) + a*JVS(jj))",
+             "// solve kind 0: X(t) = X(t) - JVS(p)*X(q);  solve kind 1: X(t) = X(t)/JVS(p)",
+             "struct Op { int x, y; };",
+             "constexpr int DECOMP_NOPS = %d, DECOMP_NLEV = %d;" % (len(dsched), len(dptr) - 1),
+             "constexpr int SOLVE_NOPS = %d, SOLVE_NLEV = %d;" % (len(ssched), len(sptr) - 1),
+             "inline constexpr int DECOMP_LEV[DECOMP_NLEV + 1] = {", ints(dptr), "};",
+             "inline constexpr Op DECOMP_OP[DECOMP_NOPS > 0 ? DECOMP_NOPS : 1] = {",
+             opcodes(dsched) if dsched else "    {0, 0},", "};",
+             "inline constexpr int SOLVE_LEV[SOLVE_NLEV + 1] = {", ints(sptr), "};",
+             "inline constexpr Op SOLVE_OP[SOLVE_NOPS > 0 ? SOLVE_NOPS : 1] = {",
+             opcodes(ssched) if ssched else "    {0, 0},", "};",
+             "", "}  // namespace team", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
     def mechanism(self):
         m = self.m
         mdl = m.model.lower()
         o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"']
-        for part in ("parameters", "rates", "function", "jacobian", "linalg"):
+        for part in ("parameters", "rates", "function", "jacobian", "linalg", "team"):
             o.append('#include "%s_%s.h"' % (mdl, part))
         o += ["", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
               "// The mechanism as the Rosenbrock solver sees it (kpp_rosenbrock.h); in an unnamed",
@@ -1512,6 +1682,7 @@ def generate(mech_dir, model, out_dir, stats=False, form="gather", decomp_form="
     files["function"] = g.fun()
     files["jacobian"] = g.jac()
     files["linalg"] = g.linalg()
+    files["team"] = g.team()
     files["mechanism"] = g.mechanism()
     os.makedirs(out_dir, exist_ok=True)
     written = []

@@ -10,6 +10,7 @@
 #include "radm2sorg_function.h"
 #include "radm2sorg_jacobian.h"
 #include "radm2sorg_linalg.h"
+#include "radm2sorg_team.h"
 
 namespace wrfgpu {
 namespace kpp_radm2sorg {

@@ -1,0 +1,384 @@
+// kpp_rosenbrock_team.h - the Rosenbrock integrator of kpp_rosenbrock.h for one cell, shared
+// by a team of threads (on the GPU: one warp per cell).
+//
+// Why: one cell per thread keeps a cell's 659-entry LU matrix and the Rosenbrock work in
+// spilled registers and global scratch; every step is then a serial chain of memory-latency
+// bound operations, and a call lasts as long as the thread with the most steps. A team holds
+// the cell in shared memory and splits every phase of a step over its members:
+//   - fun / jac_sp: one member per reaction rate A(k) or B(n), then one per Vdot(i) or JVS(n);
+//   - kpp_decomp / kpp_solve: the generated level schedule (src/<model>/generated/
+//     <model>_team.h): the operations of a level are independent, the levels keep the
+//     serial order of every value;
+//   - vector updates (WAXPY, copies): one member per species;
+//   - scalars (step size, error norm, acceptance): every member computes the same values.
+// Each sum is still evaluated term by term in KPP's order by one member, the error norm's
+// sum runs in species order, and every operation is the serial code's: the team result is
+// bitwise the one-thread result (the tests check it on the CPU with the members' order of
+// every level reversed, and on the GPU against the CPU backend).
+//
+// Mirrors rosenbrock.f90 (WRF_conform) like kpp_rosenbrock.h: ros_Integrator,
+// ros_PrepareMatrix, ros_ErrorNorm, the Ros2/Ros3/Ros4/Rodas3/Rodas4 stages.
+#pragma once
+#include <cfloat>
+#include <cmath>
+#include "wrfgpu_hd.h"
+#include "kpp_rosenbrock.h"
+
+namespace wrfgpu {
+namespace kpp {
+
+// A mechanism's team tables (pointers to the generated arrays, on the host or the device).
+struct TeamTables {
+  int nb = 0, nfac_a = 0, nfac_b = 0;
+  const int* lu_diag = nullptr;                                          // LU_DIAG[NVAR]
+  const int *a_rate = nullptr, *a_fac = nullptr;                         // A(k)
+  const float* a_const = nullptr;
+  const int *vdot_ptr = nullptr, *vdot_a = nullptr;                      // Vdot(i)
+  const float* vdot_c = nullptr;
+  const int *b_rate = nullptr, *b_fac = nullptr;                         // B(n)
+  const float *b_const = nullptr, *b_coef = nullptr;
+  const int *jvs_ptr = nullptr, *jvs_b = nullptr;                        // JVS(n)
+  const float* jvs_c = nullptr;
+  int decomp_nlev = 0, solve_nlev = 0;
+  const int *decomp_lev = nullptr, *solve_lev = nullptr;                 // level offsets
+  const int *decomp_op = nullptr, *solve_op = nullptr;                   // {x, y} pairs
+};
+
+// CPU team: one member runs every index of a team loop, forwards or (reverse, for the tests:
+// a level whose operations were not independent would then give other results) backwards.
+struct SerialTeam {
+  bool reverse = false;
+  template <class F>
+  void range(int b, int e, F&& f) const {
+    if (reverse)
+      for (int i = e - 1; i >= b; --i) f(i);
+    else
+      for (int i = b; i < e; ++i) f(i);
+  }
+  void sync() const {}
+};
+
+#ifdef __CUDACC__
+// GPU team: the 32 lanes of a warp; index i of a loop runs on lane i % 32.
+struct WarpTeam {
+  template <class F>
+  __device__ void range(int b, int e, F&& f) const {
+    for (int i = b + (int)(threadIdx.x & 31u); i < e; i += 32) f(i);
+  }
+  __device__ void sync() const { __syncwarp(); }
+};
+#endif
+
+// Table reads (read-only for the whole kernel: the read-only data path on the GPU).
+template <class X>
+static WRFGPU_HD X team_ldg(const X* p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+#define WRFGPU_TEAM_LDG(p) team_ldg(p)
+
+// One cell's arrays for the team (shared memory on the GPU). y and ynew hold [VAR, FIX]: the
+// factor indices of the tables address both; fix is copied into ynew once.
+template <class T>
+struct TeamWork {
+  T* ynew;    // NVAR + NFIX
+  T* fcn0;    // NVAR
+  T* fcn;     // NVAR
+  T* k;       // S * NVAR
+  T* yerr;    // NVAR
+  T* jac0;    // LU_NONZERO
+  T* ghimj;   // LU_NONZERO
+  T* ab;      // max(NREACT, NB): the rate terms A(k), then B(n)
+  double* q;  // NVAR: the error norm's terms
+};
+template <class Mech>
+static WRFGPU_HD constexpr int team_ab_size(int nb) {
+  return Mech::NREACT > nb ? Mech::NREACT : nb;
+}
+
+template <class T>
+static WRFGPU_HD T team_rate(const TeamTables& tb, const int* rate, const float* cst, int k,
+                             const T* rct) {
+  const int r = WRFGPU_TEAM_LDG(rate + k);
+  return r >= 0 ? rct[r] : T(WRFGPU_TEAM_LDG(cst + k));
+}
+
+// sum_t c_t * x[idx_t] term by term in table order, as KPP's one-statement sum (the first
+// term alone; c = +-1 multiplies exactly).
+template <class T>
+static WRFGPU_HD T team_sum(const int* ptr, const int* idx, const float* c, int i, const T* x) {
+  const int b = WRFGPU_TEAM_LDG(ptr + i), e = WRFGPU_TEAM_LDG(ptr + i + 1);
+  if (b == e) return T(0);
+  T acc = T(WRFGPU_TEAM_LDG(c + b)) * x[WRFGPU_TEAM_LDG(idx + b)];
+  for (int t = b + 1; t < e; ++t) acc = acc + T(WRFGPU_TEAM_LDG(c + t)) * x[WRFGPU_TEAM_LDG(idx + t)];
+  return acc;
+}
+
+// fun: A(k) = RCT(k)*V..*F..; Vdot(i) = sum Stoich(i,k)*A(k) (v holds [VAR, FIX]).
+template <class Mech, class T, class Team>
+static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
+                               T* a, T* vdot) {
+  tm.range(0, Mech::NREACT, [&](int k) {
+    T x = team_rate<T>(tb, tb.a_rate, tb.a_const, k, rct);
+    for (int f = 0; f < tb.nfac_a; ++f) {
+      const int l = WRFGPU_TEAM_LDG(tb.a_fac + k * tb.nfac_a + f);
+      if (l >= 0) x = x * v[l];
+    }
+    a[k] = x;
+  });
+  tm.sync();
+  tm.range(0, Mech::NVAR, [&](int i) { vdot[i] = team_sum(tb.vdot_ptr, tb.vdot_a, tb.vdot_c, i, a); });
+  tm.sync();
+}
+
+// jac_sp: B(n) = RCT(k)*coef*V.. (one V(j) left out); JVS(n) = sum Stoich*B.
+template <class Mech, class T, class Team>
+static WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
+                               T* b, T* jvs) {
+  tm.range(0, tb.nb, [&](int n) {
+    T x = team_rate<T>(tb, tb.b_rate, tb.b_const, n, rct);
+    x = x * T(WRFGPU_TEAM_LDG(tb.b_coef + n));  // 1 when KPP writes no coefficient: exact
+    for (int f = 0; f < tb.nfac_b; ++f) {
+      const int l = WRFGPU_TEAM_LDG(tb.b_fac + n * tb.nfac_b + f);
+      if (l >= 0) x = x * v[l];
+    }
+    b[n] = x;
+  });
+  tm.sync();
+  tm.range(0, Mech::LU_NONZERO, [&](int n) { jvs[n] = team_sum(tb.jvs_ptr, tb.jvs_b, tb.jvs_c, n, b); });
+  tm.sync();
+}
+
+// An operation {x, y} of a schedule. Plain loads: on the GPU the schedules are copied to
+// shared memory (read every level of every step, they are the latency-critical tables).
+static WRFGPU_HD void team_op(const int* ops, int i, int& x, int& y) {
+#ifdef __CUDA_ARCH__
+  const int2 o = reinterpret_cast<const int2*>(ops)[i];
+  x = o.x;
+  y = o.y;
+#else
+  x = ops[2 * i];
+  y = ops[2 * i + 1];
+#endif
+}
+
+// kpp_decomp, level by level. The pivot check comes first: KPP checks |JVS(diag k)| before
+// row k is eliminated, and row k is only changed while it is eliminated, so the checks see
+// the matrix as it enters; the first failing row is KPP's IER.
+template <class Mech, class T, class Team>
+static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
+  for (int k = 0; k < Mech::NVAR; ++k) {
+    const T d = jvs[WRFGPU_TEAM_LDG(tb.lu_diag + k)];
+    if (!((d < T(0) ? -d : d) >= (sizeof(T) == sizeof(float) ? (T)FLT_MIN : (T)DBL_MIN))) return k + 1;
+  }
+  tm.sync();  // every member has read the diagonals before any of them is changed
+  for (int l = 0; l < tb.decomp_nlev; ++l) {
+    tm.range(tb.decomp_lev[l], tb.decomp_lev[l + 1], [&](int i) {
+      int x, y;
+      team_op(tb.decomp_op, i, x, y);
+      const int t = x >> 1, p = y & 0xffff, q = y >> 16;
+      if ((x & 1) == 0) {
+        const T a = -jvs[t] / jvs[p];  // a = -W(j)/JVS(LU_DIAG(j)); W(j) = -a
+        jvs[t] = -a;
+      } else {
+        const T a = -jvs[p];  // the a of the multiplier (stored as -a): exact
+        jvs[t] = jvs[t] + a * jvs[q];
+      }
+    });
+    tm.sync();
+  }
+  return 0;
+}
+
+// kpp_solve, level by level. (Measured alternative, H100: lane 0 running the generated
+// unrolled kpp_solve while the other lanes wait was slower, kernel 33.7 against 31.7 ms for
+// 28,899 warm cells in the same build.)
+template <class T, class Team>
+static WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* jvs, T* x) {
+  for (int l = 0; l < tb.solve_nlev; ++l) {
+    tm.range(tb.solve_lev[l], tb.solve_lev[l + 1], [&](int i) {
+      int ox, oy;
+      team_op(tb.solve_op, i, ox, oy);
+      const int t = ox >> 1, p = oy & 0xffff, q = oy >> 16;
+      if ((ox & 1) == 0)
+        x[t] = x[t] - jvs[p] * x[q];
+      else
+        x[t] = x[t] / jvs[p];
+    });
+    tm.sync();
+  }
+}
+
+// y := y + alpha*x over the species, skipped when alpha == 0 (WAXPY).
+template <class T, class Team>
+static WRFGPU_HD void team_waxpy(const Team& tm, int n, double alpha, const T* x, T* y) {
+  if (alpha == 0.0) return;
+  const T a = (T)alpha;
+  tm.range(0, n, [&](int i) { y[i] = y[i] + a * x[i]; });
+}
+template <class T, class Team>
+static WRFGPU_HD void team_copy(const Team& tm, int n, const T* x, T* y) {
+  tm.range(0, n, [&](int i) { y[i] = x[i]; });
+}
+
+// ros_PrepareMatrix (see kpp_rosenbrock.h).
+template <class Mech, class T, class Team>
+static WRFGPU_HD bool team_prepare_matrix(const Team& tm, const TeamTables& tb, double& H,
+                                          int direction, double gam, const T* jac0, T* ghimj,
+                                          RosStats& st) {
+  int nconsecutive = 0;
+  for (;;) {
+    tm.range(0, Mech::LU_NONZERO, [&](int i) { ghimj[i] = -jac0[i]; });
+    tm.sync();
+    const double ghinv = 1.0 / ((double)direction * H * gam);
+    tm.range(0, Mech::NVAR, [&](int i) {
+      const int d = WRFGPU_TEAM_LDG(tb.lu_diag + i);
+      ghimj[d] = (T)((double)ghimj[d] + ghinv);
+    });
+    tm.sync();
+    const int ising = team_decomp<Mech>(tm, tb, ghimj);
+    st.ndec++;
+    if (ising == 0) return true;
+    tm.sync();  // before the matrix is rebuilt
+    st.nsng++;
+    nconsecutive++;
+    if (nconsecutive <= 5) {
+      H = H * 0.5;
+    } else {
+      return false;
+    }
+  }
+}
+
+// ros_integrate for one cell by a team: y holds [VAR, FIX] (fix read only), rconst the rate
+// constants. Every member returns the same IERR and statistics.
+template <class Mech, class T, class Team>
+static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T* y,
+                                        const T* rconst, double tstart, double tend,
+                                        const RosControl& c, RosStats& st, const TeamWork<T>& w) {
+  const int N = Mech::NVAR;
+  st = RosStats();
+  if (c.method < 1 || c.method > 5) return st.status = -2;
+  int max_no_steps = 100000;
+  if (c.max_no_steps > 0) max_no_steps = c.max_no_steps;
+  else if (c.max_no_steps < 0) return st.status = -1;
+  const double roundoff = DBL_EPSILON;
+  const double delta_min = 1.0E-5;
+  double hmin = 0;
+  if (c.hmin > 0) hmin = c.hmin;
+  else if (c.hmin < 0) return st.status = -3;
+  double hmax = fabs(tend - tstart);
+  if (c.hmax > 0) hmax = fmin(fabs(c.hmax), fabs(tend - tstart));
+  else if (c.hmax < 0) return st.status = -3;
+  double hstart = hmin > delta_min ? hmin : delta_min;
+  if (c.hstart > 0) hstart = fmin(fabs(c.hstart), fabs(tend - tstart));
+  else if (c.hstart < 0) return st.status = -3;
+  double fac_min = 0.2, fac_max = 6.0, fac_rej = 0.1, fac_safe = 0.9;
+  if (c.fac_min < 0 || c.fac_max < 0 || c.fac_rej < 0 || c.fac_safe < 0) return st.status = -4;
+  if (c.fac_min > 0) fac_min = c.fac_min;
+  if (c.fac_max > 0) fac_max = c.fac_max;
+  if (c.fac_rej > 0) fac_rej = c.fac_rej;
+  if (c.fac_safe > 0) fac_safe = c.fac_safe;
+  if (c.atol <= 0 || c.rtol <= 10.0 * roundoff || c.rtol >= 1.0) return st.status = -5;
+  const RosCoeffs r = ros_coeffs(c.method);
+
+  // FIX behind VAR in ynew too, for the stage function evaluations
+  tm.range(N, N + Mech::NFIX, [&](int i) { w.ynew[i] = y[i]; });
+
+  double T_ = tstart;
+  st.hexit = 0.0;
+  double H = hstart < hmax ? hstart : hmax;
+  if (fabs(H) <= 10.0 * roundoff) H = delta_min;
+  const int direction = tend >= tstart ? +1 : -1;
+  bool reject_last = false, reject_more = false;
+
+  while ((direction > 0 && ((T_ - tend) + roundoff <= 0.0)) ||
+         (direction < 0 && ((tend - T_) + roundoff <= 0.0))) {
+    if (st.nstp > max_no_steps) { st.texit = T_; return st.status = -6; }
+    if (((T_ + 0.1 * H) == T_) || (H <= roundoff)) { st.texit = T_; return st.status = -7; }
+    st.hexit = H;
+    H = fmin(H, fabs(tend - T_));
+    tm.sync();  // y complete (accepted step) before it is read across members
+    team_fun<Mech>(tm, tb, y, rconst, w.ab, w.fcn0);
+    st.nfun++;
+    team_jac<Mech>(tm, tb, y, rconst, w.ab, w.jac0);
+    st.njac++;
+
+    for (;;) {  // UntilAccepted
+      if (!team_prepare_matrix<Mech>(tm, tb, H, direction, r.Gamma[0], w.jac0, w.ghimj, st)) {
+        st.texit = T_;
+        return st.status = -8;
+      }
+      for (int istage = 0; istage < r.S; ++istage) {
+        T* ki = w.k + N * istage;
+        if (istage == 0) {
+          team_copy(tm, N, w.fcn0, w.fcn);
+        } else if (r.NewF[istage]) {
+          team_copy(tm, N, y, w.ynew);
+          for (int j = 0; j < istage; ++j)
+            team_waxpy(tm, N, r.A[istage * (istage - 1) / 2 + j], w.k + N * j, w.ynew);
+          tm.sync();
+          team_fun<Mech>(tm, tb, w.ynew, rconst, w.ab, w.fcn);
+          st.nfun++;
+        }
+        team_copy(tm, N, w.fcn, ki);
+        for (int j = 0; j < istage; ++j) {
+          const double HC = r.C[istage * (istage - 1) / 2 + j] / ((double)direction * H);
+          team_waxpy(tm, N, HC, w.k + N * j, ki);
+        }
+        tm.sync();
+        team_solve(tm, tb, w.ghimj, ki);
+        st.nsol++;
+      }
+      // new solution and error estimate (member i owns species i in all of these)
+      team_copy(tm, N, y, w.ynew);
+      for (int j = 0; j < r.S; ++j) team_waxpy(tm, N, r.M[j], w.k + N * j, w.ynew);
+      tm.range(0, N, [&](int i) { w.yerr[i] = T(0); });
+      for (int j = 0; j < r.S; ++j) team_waxpy(tm, N, r.E[j], w.k + N * j, w.yerr);
+      // ros_ErrorNorm: the terms by species, the sum in species order by every member
+      tm.range(0, N, [&](int i) {
+        const double a = fabs((double)y[i]), b = fabs((double)w.ynew[i]);
+        const double ymax = a > b ? a : b;
+        const double scale = c.atol + c.rtol * ymax;
+        const double q = (double)w.yerr[i] / scale;
+        w.q[i] = q * q;
+      });
+      tm.sync();
+      double err = 0.0;
+      for (int i = 0; i < N; ++i) err = err + w.q[i];
+      err = sqrt(err / (double)N);
+      double q = fac_safe / pow(err, 1.0 / r.ELO);
+      q = fac_min > q ? fac_min : q;
+      const double fac = fac_max < q ? fac_max : q;
+      double hnew = H * fac;
+      st.nstp++;
+      if ((err <= 1.0) || (H <= hmin)) {  // accept
+        st.nacc++;
+        team_copy(tm, N, w.ynew, y);
+        T_ = T_ + (double)direction * H;
+        hnew = fmax(hmin, fmin(hnew, hmax));
+        if (reject_last) hnew = fmin(hnew, H);
+        reject_last = false;
+        reject_more = false;
+        H = hnew;
+        break;
+      } else {  // reject
+        if (reject_more) hnew = H * fac_rej;
+        reject_more = reject_last;
+        reject_last = true;
+        H = hnew;
+        if (st.nacc >= 1) st.nrej++;
+        tm.sync();  // the error terms are read before the next attempt rewrites them
+      }
+    }
+  }
+  tm.sync();
+  st.texit = T_;
+  return st.status = 1;
+}
+
+}  // namespace kpp
+}  // namespace wrfgpu
