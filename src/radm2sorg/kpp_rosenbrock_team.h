@@ -6,9 +6,10 @@
 // bound operations, and a call lasts as long as the thread with the most steps. A team holds
 // the cell in shared memory and splits every phase of a step over its members:
 //   - fun / jac_sp: one member per reaction rate A(k) or B(n), then one per Vdot(i) or JVS(n);
-//   - kpp_decomp / kpp_solve: the generated level schedule (src/<model>/generated/
-//     <model>_team.h): the operations of a level are independent, the levels keep the
-//     serial order of every value;
+//   - kpp_decomp: the generated level schedule (src/<model>/generated/<model>_team.h): the
+//     operations of a level are independent, the levels keep the serial order of every value;
+//   - kpp_solve: by rows (lane r % 32 owns X(r)), with a barrier only where a lane needs a
+//     value another lane writes: 25 segments instead of 126 levels for RADM2SORG;
 //   - vector updates (WAXPY, copies): one member per species;
 //   - scalars (step size, error norm, acceptance): every member computes the same values.
 // Each sum is still evaluated term by term in KPP's order by one member, the error norm's
@@ -39,8 +40,9 @@ struct TeamTables {
   const float *b_const = nullptr, *b_coef = nullptr;
   const int *jvs_ptr = nullptr, *jvs_b = nullptr;                        // JVS(n)
   const float* jvs_c = nullptr;
-  int decomp_nlev = 0, solve_nlev = 0;
-  const int *decomp_lev = nullptr, *solve_lev = nullptr;                 // level offsets
+  int decomp_nlev = 0, solve_nseg = 0;
+  const int* decomp_lev = nullptr;  // level offsets of decomp_op
+  const int* solve_seg = nullptr;   // [segment * 32 + lane] offsets of solve_op
   const int *decomp_op = nullptr, *solve_op = nullptr;                   // {x, y} pairs
 };
 
@@ -56,6 +58,14 @@ struct SerialTeam {
       for (int i = b; i < e; ++i) f(i);
   }
   void sync() const {}
+  // the 32 lanes of a generated per-lane schedule, one after the other
+  template <class F>
+  void lanes(F&& f) const {
+    if (reverse)
+      for (int l = 31; l >= 0; --l) f(l);
+    else
+      for (int l = 0; l < 32; ++l) f(l);
+  }
 };
 
 #ifdef __CUDACC__
@@ -66,6 +76,8 @@ struct WarpTeam {
     for (int i = b + (int)(threadIdx.x & 31u); i < e; i += 32) f(i);
   }
   __device__ void sync() const { __syncwarp(); }
+  template <class F>
+  __device__ void lanes(F&& f) const { f((int)(threadIdx.x & 31u)); }
 };
 #endif
 
@@ -193,20 +205,23 @@ static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
   return 0;
 }
 
-// kpp_solve, level by level. (Measured alternative, H100: lane 0 running the generated
-// unrolled kpp_solve while the other lanes wait was slower, kernel 33.7 against 31.7 ms for
-// 28,899 warm cells in the same build.)
+// kpp_solve by rows: in segment sg, lane l runs its operations in serial order; the
+// segments are separated by barriers. (Measured on the H100 for 28,899 warm cells: the level
+// schedule, 126 levels, 31.7 ms; lane 0 running the unrolled kpp_solve, 33.7 ms.)
 template <class T, class Team>
 static WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* jvs, T* x) {
-  for (int l = 0; l < tb.solve_nlev; ++l) {
-    tm.range(tb.solve_lev[l], tb.solve_lev[l + 1], [&](int i) {
-      int ox, oy;
-      team_op(tb.solve_op, i, ox, oy);
-      const int t = ox >> 1, p = oy & 0xffff, q = oy >> 16;
-      if ((ox & 1) == 0)
-        x[t] = x[t] - jvs[p] * x[q];
-      else
-        x[t] = x[t] / jvs[p];
+  for (int sg = 0; sg < tb.solve_nseg; ++sg) {
+    tm.lanes([&](int lane) {
+      const int e = tb.solve_seg[sg * 32 + lane + 1];
+      for (int i = tb.solve_seg[sg * 32 + lane]; i < e; ++i) {
+        int ox, oy;
+        team_op(tb.solve_op, i, ox, oy);
+        const int t = ox >> 1, p = oy & 0xffff, q = oy >> 16;
+        if ((ox & 1) == 0)
+          x[t] = x[t] - jvs[p] * x[q];
+        else
+          x[t] = x[t] / jvs[p];
+      }
     });
     tm.sync();
   }

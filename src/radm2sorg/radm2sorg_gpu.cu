@@ -89,10 +89,11 @@ template <class T>
 __host__ __device__ inline int team_warp_vals(const TeamLayout& L) {
   return L.nT + L.nq * (int)(sizeof(double) / sizeof(T));
 }
-// Shared memory of a block: the decomposition and solve schedules (ops, then level offsets),
+// Shared memory of a block: the decomposition and solve schedules (ops, then offsets),
 // then one TeamLayout block per warp.
 constexpr int kSchedInts = 2 * (mech::team::DECOMP_NOPS + mech::team::SOLVE_NOPS) +
-                           (mech::team::DECOMP_NLEV + 1) + (mech::team::SOLVE_NLEV + 1);
+                           (mech::team::DECOMP_NLEV + 1) +
+                           (mech::team::SOLVE_NSEG * mech::team::TEAM_LANES + 1);
 constexpr std::size_t kSchedBytes = (kSchedInts * sizeof(int) + 15) / 16 * 16;
 template <class T>
 std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
@@ -115,11 +116,11 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
       sh[i] = i < n1 ? tb.decomp_op[i]
             : i < n1 + n2 ? tb.solve_op[i - n1]
             : i < n1 + n2 + n3 ? tb.decomp_lev[i - n1 - n2]
-                               : tb.solve_lev[i - n1 - n2 - n3];
+                               : tb.solve_seg[i - n1 - n2 - n3];
     tb.decomp_op = sh;
     tb.solve_op = sh + n1;
     tb.decomp_lev = sh + n1 + n2;
-    tb.solve_lev = sh + n1 + n2 + n3;
+    tb.solve_seg = sh + n1 + n2 + n3;
     __syncthreads();
   }
   T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + kSchedBytes) +
@@ -177,7 +178,7 @@ const kpp::TeamTables& device_team_tables() {
         {h.jvs_c, sizeof(t::JVS_C), (const void**)&d.jvs_c},
         {h.decomp_lev, sizeof(t::DECOMP_LEV), (const void**)&d.decomp_lev},
         {h.decomp_op, sizeof(t::DECOMP_OP), (const void**)&d.decomp_op},
-        {h.solve_lev, sizeof(t::SOLVE_LEV), (const void**)&d.solve_lev},
+        {h.solve_seg, sizeof(t::SOLVE_SEG), (const void**)&d.solve_seg},
         {h.solve_op, sizeof(t::SOLVE_OP), (const void**)&d.solve_op},
     };
     std::size_t total = 0;

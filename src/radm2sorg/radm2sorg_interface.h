@@ -157,6 +157,7 @@ static WRFGPU_HD void cell_epilogue(std::size_t cell, std::size_t ncell, float* 
 // The generated team tables of the mechanism (host arrays; the GPU backend copies them).
 static inline kpp::TeamTables team_tables_host() {
   namespace t = mech::team;
+  static_assert(t::TEAM_LANES == 32, "the team schedules are made for 32 lanes");
   kpp::TeamTables tb;
   tb.nb = t::NB;
   tb.nfac_a = t::NFAC_A;
@@ -178,8 +179,8 @@ static inline kpp::TeamTables team_tables_host() {
   tb.decomp_nlev = t::DECOMP_NLEV;
   tb.decomp_lev = t::DECOMP_LEV;
   tb.decomp_op = reinterpret_cast<const int*>(t::DECOMP_OP);
-  tb.solve_nlev = t::SOLVE_NLEV;
-  tb.solve_lev = t::SOLVE_LEV;
+  tb.solve_nseg = t::SOLVE_NSEG;
+  tb.solve_seg = t::SOLVE_SEG;
   tb.solve_op = reinterpret_cast<const int*>(t::SOLVE_OP);
   return tb;
 }

@@ -568,43 +568,68 @@ TEST(Radm2sorgTeam, CpuTeamBitwiseSerialCold) { team_bitwise("radm2sorg_cold_40x
 TEST(Radm2sorgTeam, CpuTeamBitwiseSerialWarm) { team_bitwise("radm2sorg_warm_40x15x20.nc", 4000, r2::Precision::Double); }
 TEST(Radm2sorgTeam, CpuTeamBitwiseSerialFloat) { team_bitwise("radm2sorg_cold_40x15x20.nc", 1000, r2::Precision::Float); }
 
-// The level schedules of the generated tables: every operation of the serial decomposition
-// and solve appears once, and no level holds two operations where one writes what the
-// other reads or writes.
-TEST(Radm2sorgTeam, LevelSchedulesAreIndependent) {
+// The schedules of the generated tables: every operation of the serial decomposition and
+// solve appears once. Decomposition: no level holds two operations where one writes what
+// the other reads or writes. Solve (by rows): in a segment, no lane writes what another lane
+// reads or writes, and each lane's operations are on its own rows.
+TEST(Radm2sorgTeam, SchedulesAreIndependent) {
   namespace t = mech::team;
-  auto check = [](const char* what, int nlev, const int* lev, const t::Op* ops, int nops,
-                  int expect_ops) {
-    EXPECT_EQ(lev[0], 0);
-    EXPECT_EQ(lev[nlev], nops);
-    EXPECT_EQ(nops, expect_ops) << what;
+  struct Acc { int tgt; std::vector<int> reads; };
+  auto conflicts = [](const std::vector<Acc>& a, const std::vector<int>& group) {
     int bad = 0;
-    for (int l = 0; l < nlev; ++l) {
-      std::map<int, int> writes;
-      std::vector<int> reads;
-      for (int i = lev[l]; i < lev[l + 1]; ++i) {
-        const int tgt = ops[i].x >> 1, p = ops[i].y & 0xffff, q = ops[i].y >> 16;
-        writes[tgt]++;
-        const bool decomp = std::string(what) == "decomp";
-        // decomp reads JVS(p) (and JVS(q) for kind 1); solve reads X(q) for kind 0
-        if (decomp) { reads.push_back(p); if (ops[i].x & 1) reads.push_back(q); }
-        else if ((ops[i].x & 1) == 0) reads.push_back(q);
+    for (std::size_t u = 0; u < a.size(); ++u)
+      for (std::size_t v = 0; v < a.size(); ++v) {
+        if (group[u] == group[v]) continue;
+        if (a[u].tgt == a[v].tgt) ++bad;
+        for (int r : a[v].reads) bad += r == a[u].tgt;
       }
-      for (auto& w : writes) bad += w.second > 1;
-      for (int r : reads) bad += writes.count(r) > 0;
-    }
-    EXPECT_EQ(bad, 0) << what << ": conflicting operations within a level";
-    std::printf("%s: %d operations in %d levels\n", what, nops, nlev);
+    return bad;
   };
-  // serial counts: decomposition = multipliers + updates; solve = one per L/U nonzero + NVAR
   int ndec = 0;
   for (int k = 0; k < mech::NVAR; ++k)
     for (int kk = mech::LU_CROW[k]; kk < mech::LU_DIAG[k]; ++kk) {
       const int j = mech::LU_ICOL[kk];
       ndec += 1 + (mech::LU_CROW[j + 1] - mech::LU_DIAG[j] - 1);
     }
-  check("decomp", t::DECOMP_NLEV, t::DECOMP_LEV, t::DECOMP_OP, t::DECOMP_NOPS, ndec);
-  check("solve", t::SOLVE_NLEV, t::SOLVE_LEV, t::SOLVE_OP, t::SOLVE_NOPS, mech::LU_NONZERO);
+  EXPECT_EQ(t::DECOMP_NOPS, ndec);
+  EXPECT_EQ(t::DECOMP_LEV[0], 0);
+  EXPECT_EQ(t::DECOMP_LEV[t::DECOMP_NLEV], t::DECOMP_NOPS);
+  int bad = 0;
+  for (int l = 0; l < t::DECOMP_NLEV; ++l) {
+    std::vector<Acc> a;
+    std::vector<int> g;
+    for (int i = t::DECOMP_LEV[l]; i < t::DECOMP_LEV[l + 1]; ++i) {
+      const t::Op& o = t::DECOMP_OP[i];
+      Acc x{o.x >> 1, {o.y & 0xffff}};
+      if (o.x & 1) x.reads.push_back(o.y >> 16);
+      a.push_back(x);
+      g.push_back(i);  // every operation its own lane
+    }
+    bad += conflicts(a, g);
+  }
+  EXPECT_EQ(bad, 0) << "decomposition: conflicting operations within a level";
+  EXPECT_EQ(t::SOLVE_NOPS, mech::LU_NONZERO);
+  EXPECT_EQ(t::SOLVE_SEG[t::SOLVE_NSEG * 32], t::SOLVE_NOPS);
+  bad = 0;
+  int foreign = 0;
+  for (int sg = 0; sg < t::SOLVE_NSEG; ++sg) {
+    std::vector<Acc> a;
+    std::vector<int> g;
+    for (int lane = 0; lane < 32; ++lane)
+      for (int i = t::SOLVE_SEG[sg * 32 + lane]; i < t::SOLVE_SEG[sg * 32 + lane + 1]; ++i) {
+        const t::Op& o = t::SOLVE_OP[i];
+        Acc x{o.x >> 1, {}};
+        if ((o.x & 1) == 0) x.reads.push_back(o.y >> 16);
+        foreign += x.tgt % 32 != lane;
+        a.push_back(x);
+        g.push_back(lane);
+      }
+    bad += conflicts(a, g);
+  }
+  EXPECT_EQ(bad, 0) << "solve: lanes conflict within a segment";
+  EXPECT_EQ(foreign, 0) << "solve: a lane runs an operation on another lane's row";
+  std::printf("decomp: %d operations in %d levels; solve: %d operations in %d segments\n",
+              t::DECOMP_NOPS, t::DECOMP_NLEV, t::SOLVE_NOPS, t::SOLVE_NSEG);
 }
 
 // ------------------------------------------------------------------------------------------

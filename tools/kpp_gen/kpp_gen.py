@@ -1497,8 +1497,41 @@ class Gen:
             for jj in range(diag[i] + 1, crow[i + 1]):
                 sops.append((0, i, jj, icol[jj], [i, icol[jj]], [i]))
             sops.append((1, i, diag[i], 0, [i], [i]))
-        ssched, sptr = schedule(sops)
-        self.team_stats = (len(dops), len(dptr) - 1, len(sops), len(sptr) - 1)
+
+        def segments(ops, lanes=32):
+            """The solve by rows: lane r % lanes runs every operation on X(r), in serial order;
+            a barrier (segment boundary) only where a lane needs a value another lane writes
+            (or overwrites one another lane still reads). Few operations per level make the
+            level schedule mostly barriers: 126 levels, against 25 segments for RADM2SORG."""
+            last_w, reads_of = {}, {}
+            lane_seg = [0] * lanes
+            seg = []
+            for op in ops:
+                t = op[1]
+                L = t % lanes
+                sg = lane_seg[L]
+                for x in op[4]:
+                    if x in last_w and last_w[x][1] != L:
+                        sg = max(sg, last_w[x][0] + 1)
+                for (rs, rl) in reads_of.get(t, []):
+                    if rl != L:
+                        sg = max(sg, rs + 1)
+                lane_seg[L] = sg
+                for x in op[4]:
+                    reads_of.setdefault(x, []).append((sg, L))
+                last_w[t] = (sg, L)
+                seg.append((sg, L))
+            nseg = max(sg for sg, _ in seg) + 1 if seg else 0
+            order = sorted(range(len(ops)), key=lambda i: (seg[i][0], seg[i][1], i))
+            ptr = [0] * (nseg * lanes + 1)
+            for i in order:
+                ptr[seg[i][0] * lanes + seg[i][1] + 1] += 1
+            for q in range(nseg * lanes):
+                ptr[q + 1] += ptr[q]
+            return [ops[i] for i in order], ptr, nseg
+
+        ssched, sptr, nseg = segments(sops)
+        self.team_stats = (len(dops), len(dptr) - 1, len(sops), nseg)
 
         def ints(v):
             return wrap_list([str(x) for x in v], 16) if v else "    0,"
@@ -1538,18 +1571,20 @@ class Gen:
              "inline constexpr int JVS_B[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", ints(jv_b), "};",
              "inline constexpr float JVS_C[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", floats(jv_c), "};",
              "",
-             "// Level-scheduled kpp_decomp (%d operations, %d levels) and kpp_solve (%d, %d)." % self.team_stats,
-             "// Operation {x, y}: kind = x & 1, target = x >> 1, operands y & 0xffff and y >> 16.",
+             "// kpp_decomp level-scheduled (%d operations, %d levels); kpp_solve by rows (%d" % self.team_stats[:3],
+             "// operations in %d segments: lane r %% 32 runs the operations on X(r) of a segment, in" % nseg,
+             "// serial order, SOLVE_SEG[s*32 + lane] .. SOLVE_SEG[s*32 + lane + 1]; a barrier between",
+             "// segments). Operation {x, y}: kind = x & 1, target = x >> 1, operands y & 0xffff, y >> 16.",
              "// decomp kind 0: a = -JVS(t)/JVS(p); JVS(t) = -a   (the multiplier of row k, column j)",
              "// decomp kind 1: JVS(t) = JVS(t) + (-JVS(p))*JVS(q)   (KPP's W(c) = W(c) + a*JVS(jj))",
              "// solve kind 0: X(t) = X(t) - JVS(p)*X(q);  solve kind 1: X(t) = X(t)/JVS(p)",
              "struct Op { int x, y; };",
              "constexpr int DECOMP_NOPS = %d, DECOMP_NLEV = %d;" % (len(dsched), len(dptr) - 1),
-             "constexpr int SOLVE_NOPS = %d, SOLVE_NLEV = %d;" % (len(ssched), len(sptr) - 1),
+             "constexpr int SOLVE_NOPS = %d, SOLVE_NSEG = %d, TEAM_LANES = 32;" % (len(ssched), nseg),
              "inline constexpr int DECOMP_LEV[DECOMP_NLEV + 1] = {", ints(dptr), "};",
              "inline constexpr Op DECOMP_OP[DECOMP_NOPS > 0 ? DECOMP_NOPS : 1] = {",
              opcodes(dsched) if dsched else "    {0, 0},", "};",
-             "inline constexpr int SOLVE_LEV[SOLVE_NLEV + 1] = {", ints(sptr), "};",
+             "inline constexpr int SOLVE_SEG[SOLVE_NSEG * TEAM_LANES + 1] = {", ints(sptr), "};",
              "inline constexpr Op SOLVE_OP[SOLVE_NOPS > 0 ? SOLVE_NOPS : 1] = {",
              opcodes(ssched) if ssched else "    {0, 0},", "};",
              "", "}  // namespace team", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
