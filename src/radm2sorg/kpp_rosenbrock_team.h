@@ -34,11 +34,11 @@ struct TeamTables {
   const int* lu_diag = nullptr;                                          // LU_DIAG[NVAR]
   const int *a_rate = nullptr, *a_fac = nullptr;                         // A(k)
   const float* a_const = nullptr;
-  const int *vdot_ptr = nullptr, *vdot_a = nullptr;                      // Vdot(i)
+  const int *vdot_ptr = nullptr, *vdot_a = nullptr, *vdot_order = nullptr;  // Vdot(i)
   const float* vdot_c = nullptr;
   const int *b_rate = nullptr, *b_fac = nullptr;                         // B(n)
   const float *b_const = nullptr, *b_coef = nullptr;
-  const int *jvs_ptr = nullptr, *jvs_b = nullptr;                        // JVS(n)
+  const int *jvs_ptr = nullptr, *jvs_b = nullptr, *jvs_order = nullptr;   // JVS(n)
   const float* jvs_c = nullptr;
   int decomp_nlev = 0, solve_nseg = 0;
   const int* decomp_lev = nullptr;  // level offsets of decomp_op
@@ -58,6 +58,13 @@ struct SerialTeam {
       for (int i = b; i < e; ++i) f(i);
   }
   void sync() const {}
+  // the smallest i < n with pred(i), or n
+  template <class F>
+  int first(int n, F&& pred) const {
+    for (int i = 0; i < n; ++i)
+      if (pred(i)) return i;
+    return n;
+  }
   // the 32 lanes of a generated per-lane schedule, one after the other
   template <class F>
   void lanes(F&& f) const {
@@ -76,6 +83,15 @@ struct WarpTeam {
     for (int i = b + (int)(threadIdx.x & 31u); i < e; i += 32) f(i);
   }
   __device__ void sync() const { __syncwarp(); }
+  template <class F>
+  __device__ int first(int n, F&& pred) const {
+    const int lane = (int)(threadIdx.x & 31u);
+    for (int b = 0; b < n; b += 32) {
+      const unsigned m = __ballot_sync(0xffffffffu, b + lane < n && pred(b + lane));
+      if (m) return b + __ffs((int)m) - 1;
+    }
+    return n;
+  }
   template <class F>
   __device__ void lanes(F&& f) const { f((int)(threadIdx.x & 31u)); }
 };
@@ -142,7 +158,10 @@ static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v,
     a[k] = x;
   });
   tm.sync();
-  tm.range(0, Mech::NVAR, [&](int i) { vdot[i] = team_sum(tb.vdot_ptr, tb.vdot_a, tb.vdot_c, i, a); });
+  tm.range(0, Mech::NVAR, [&](int m) {
+    const int i = WRFGPU_TEAM_LDG(tb.vdot_order + m);
+    vdot[i] = team_sum(tb.vdot_ptr, tb.vdot_a, tb.vdot_c, i, a);
+  });
   tm.sync();
 }
 
@@ -160,7 +179,10 @@ static WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v,
     b[n] = x;
   });
   tm.sync();
-  tm.range(0, Mech::LU_NONZERO, [&](int n) { jvs[n] = team_sum(tb.jvs_ptr, tb.jvs_b, tb.jvs_c, n, b); });
+  tm.range(0, Mech::LU_NONZERO, [&](int m) {
+    const int n = WRFGPU_TEAM_LDG(tb.jvs_order + m);
+    jvs[n] = team_sum(tb.jvs_ptr, tb.jvs_b, tb.jvs_c, n, b);
+  });
   tm.sync();
 }
 
@@ -182,10 +204,11 @@ static WRFGPU_HD void team_op(const int* ops, int i, int& x, int& y) {
 // the matrix as it enters; the first failing row is KPP's IER.
 template <class Mech, class T, class Team>
 static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
-  for (int k = 0; k < Mech::NVAR; ++k) {
-    const T d = jvs[WRFGPU_TEAM_LDG(tb.lu_diag + k)];
-    if (!((d < T(0) ? -d : d) >= (sizeof(T) == sizeof(float) ? (T)FLT_MIN : (T)DBL_MIN))) return k + 1;
-  }
+  const int k = tm.first(Mech::NVAR, [&](int r) {
+    const T d = jvs[WRFGPU_TEAM_LDG(tb.lu_diag + r)];
+    return !((d < T(0) ? -d : d) >= (sizeof(T) == sizeof(float) ? (T)FLT_MIN : (T)DBL_MIN));
+  });
+  if (k < Mech::NVAR) return k + 1;
   tm.sync();  // every member has read the diagonals before any of them is changed
   for (int l = 0; l < tb.decomp_nlev; ++l) {
     tm.range(tb.decomp_lev[l], tb.decomp_lev[l + 1], [&](int i) {

@@ -169,6 +169,7 @@ static inline kpp::TeamTables team_tables_host() {
   tb.vdot_ptr = t::VDOT_PTR;
   tb.vdot_a = t::VDOT_A;
   tb.vdot_c = t::VDOT_C;
+  tb.vdot_order = t::VDOT_ORDER;
   tb.b_rate = t::B_RATE;
   tb.b_const = t::B_CONST;
   tb.b_coef = t::B_COEF;
@@ -176,6 +177,7 @@ static inline kpp::TeamTables team_tables_host() {
   tb.jvs_ptr = t::JVS_PTR;
   tb.jvs_b = t::JVS_B;
   tb.jvs_c = t::JVS_C;
+  tb.jvs_order = t::JVS_ORDER;
   tb.decomp_nlev = t::DECOMP_NLEV;
   tb.decomp_lev = t::DECOMP_LEV;
   tb.decomp_op = reinterpret_cast<const int*>(t::DECOMP_OP);

@@ -628,6 +628,12 @@ TEST(Radm2sorgTeam, SchedulesAreIndependent) {
   }
   EXPECT_EQ(bad, 0) << "solve: lanes conflict within a segment";
   EXPECT_EQ(foreign, 0) << "solve: a lane runs an operation on another lane's row";
+  // the lanes' output orders are permutations
+  std::vector<int> pj(t::JVS_ORDER, t::JVS_ORDER + mech::LU_NONZERO), pv(t::VDOT_ORDER, t::VDOT_ORDER + mech::NVAR);
+  std::sort(pj.begin(), pj.end());
+  std::sort(pv.begin(), pv.end());
+  for (int n = 0; n < mech::LU_NONZERO; ++n) EXPECT_EQ(pj[n], n);
+  for (int n = 0; n < mech::NVAR; ++n) EXPECT_EQ(pv[n], n);
   std::printf("decomp: %d operations in %d levels; solve: %d operations in %d segments\n",
               t::DECOMP_NOPS, t::DECOMP_NLEV, t::SOLVE_NOPS, t::SOLVE_NSEG);
 }

@@ -1453,6 +1453,15 @@ class Gen:
                         jv_c.append(signed(c))
             jv_ptr.append(len(jv_b))
 
+        def by_length(ptr):
+            """Outputs ordered by number of terms, longest first: the 32 lanes of a team take
+            consecutive outputs, so a group's time is its longest sum (JVS: 60 term steps
+            instead of 243 in LU order for RADM2SORG). Each sum keeps its own term order."""
+            n = len(ptr) - 1
+            return sorted(range(n), key=lambda i: (-(ptr[i + 1] - ptr[i]), i))
+
+        vd_order, jv_order = by_length(vd_ptr), by_length(jv_ptr)
+
         def schedule(ops):
             """ops: (kind, target, a, b, reads, writes) in serial order -> levels."""
             last_w, last_r = {}, {}
@@ -1570,6 +1579,9 @@ class Gen:
              "inline constexpr int JVS_PTR[LU_NONZERO + 1] = {", ints(jv_ptr), "};",
              "inline constexpr int JVS_B[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", ints(jv_b), "};",
              "inline constexpr float JVS_C[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", floats(jv_c), "};",
+             "// The order in which a team's lanes take the Vdot and JVS outputs: longest sum first.",
+             "inline constexpr int VDOT_ORDER[NVAR] = {", ints(vd_order), "};",
+             "inline constexpr int JVS_ORDER[LU_NONZERO] = {", ints(jv_order), "};",
              "",
              "// kpp_decomp level-scheduled (%d operations, %d levels); kpp_solve by rows (%d" % self.team_stats[:3],
              "// operations in %d segments: lane r %% 32 runs the operations on X(r) of a segment, in" % nseg,
