@@ -61,7 +61,8 @@ __global__ void radm2sorg_kernel(CellOptions opt, StateMap map, std::size_t ncel
 }
 
 // ---- warp per cell ----------------------------------------------------------------------
-constexpr int kTeamMaxWarps = 8;  // warps (cells in flight) per block, at most
+constexpr int kTeamMaxWarps = 16;  // warps (cells in flight) per block, at most (512 threads:
+                                   // one block per SM keeps one copy of the schedules)
 constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // VAR, FIX, RCONST
 
 template <class T>
@@ -259,20 +260,21 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       const kpp::TeamTables& tb = device_team_tables();
       const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
       const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1, false);
-      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)team_smem_bytes<T>(L, kTeamMaxWarps)));
       // warps per block: the most cells in flight per SM (shared memory and registers), the
       // fewest warps per block among equals (smaller blocks leave fewer idle warps at the end)
-      static int dev = -1, nsm = 0;
+      static int dev = -1, nsm = 0, optin = 0;
       int cur;
       WRFGPU_CUDA_CHECK(cudaGetDevice(&cur));
       if (cur != dev) {
         dev = cur;
         WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+        WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       }
+      const std::size_t smax = std::min<std::size_t>(team_smem_bytes<T>(L, kTeamMaxWarps), (std::size_t)optin);
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
       int warps = 0, per_sm = 0;
-      for (int wpb = 1; wpb <= kTeamMaxWarps; ++wpb) {
+      for (int wpb = 1; wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax; ++wpb) {
         int nb = 0;
         WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &nb, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
@@ -280,14 +282,14 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       }
       if (const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
         const int wpb = std::atoi(e);
-        if (wpb >= 1 && wpb <= kTeamMaxWarps) {
+        if (wpb >= 1 && wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax) {
           warps = wpb;
           WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
               &per_sm, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
         }
       }
       const std::size_t smem = team_smem_bytes<T>(L, warps);
-      if (per_sm < 1)
+      if (warps < 1 || per_sm < 1)
         throw RuntimeError("radm2sorg: the warp-per-cell kernel does not fit on this GPU (" +
                            std::to_string(smem) + " bytes of shared memory per block)");
       static bool told = false;

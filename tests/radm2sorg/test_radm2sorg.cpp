@@ -533,13 +533,14 @@ Case first_cells(const Case& c, std::size_t n) {
   return s;
 }
 
-void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec) {
+void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec, int method = kpp::kRos3) {
   const std::string path = wrfgpu_test::data_file(file);
   if (!file_exists(path)) GTEST_SKIP() << path << " not found";
   const Case c = first_cells(load(path), ncells);
   r2::Options o;
   o.dtstepc = c.dtstepc;
   o.precision = prec;
+  o.method = method;
   std::vector<float> ref = c.state, vref(r2::kLdrog * c.n, 0.f);
   const r2::Stats sref = r2::run_dense(o, c.n, ref.data(), c.met.data(), vref.data());
   long steps = 0;
@@ -566,6 +567,11 @@ void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec) {
 
 TEST(Radm2sorgTeam, CpuTeamBitwiseSerialCold) { team_bitwise("radm2sorg_cold_40x15x20.nc", 1500, r2::Precision::Double); }
 TEST(Radm2sorgTeam, CpuTeamBitwiseSerialWarm) { team_bitwise("radm2sorg_warm_40x15x20.nc", 4000, r2::Precision::Double); }
+// The other Rosenbrock methods (Ros2, Ros4, Rodas3, Rodas4: 2 to 6 stages) through the team.
+TEST(Radm2sorgTeam, CpuTeamBitwiseSerialOtherMethods) {
+  for (int m : {kpp::kRos2, kpp::kRos4, kpp::kRodas3, kpp::kRodas4})
+    team_bitwise("radm2sorg_cold_40x15x20.nc", 300, r2::Precision::Double, m);
+}
 TEST(Radm2sorgTeam, CpuTeamBitwiseSerialFloat) { team_bitwise("radm2sorg_cold_40x15x20.nc", 1000, r2::Precision::Float); }
 
 // The schedules of the generated tables: every operation of the serial decomposition and
@@ -699,6 +705,39 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
       EXPECT_EQ(differ, 0u) << "batched GPU run differs from the single launch";
       EXPECT_NE(c.n % 1024, 0u) << "the case should end in a short batch";
     }
+  }
+}
+
+// Every Rosenbrock method (2 to 6 stages: a different shared-memory size per warp) through
+// the warp kernel: bitwise the thread kernel's result in strict mode.
+TEST(Radm2sorgGpu, WarpKernelEveryMethod) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  const Case c = first_cells(load(path), 2000);
+  for (int m : {kpp::kRos2, kpp::kRos3, kpp::kRos4, kpp::kRodas3, kpp::kRodas4}) {
+    std::vector<float> out[2];
+    std::vector<int> nstp[2];
+    for (int k = 0; k < 2; ++k) {
+      r2::Options o;
+      o.backend = Backend::Gpu;
+      o.dtstepc = c.dtstepc;
+      o.method = m;
+      o.gpu_kernel = k == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
+      out[k] = c.state;
+      std::vector<float> vd(r2::kLdrog * c.n, 0.f);
+      r2::Stats s = r2::run_dense(o, c.n, out[k].data(), c.met.data(), vd.data());
+      EXPECT_TRUE(s.failures.empty()) << "method " << m;
+      nstp[k] = s.nstp;
+    }
+    std::size_t differ = 0;
+    for (std::size_t q = 0; q < out[0].size(); ++q) differ += out[0][q] != out[1][q];
+    long steps = 0;
+    for (int v : nstp[0]) steps += v;
+    std::printf("method %d: %ld steps, warp vs thread kernel: %zu of %zu values differ\n", m, steps,
+                differ, out[0].size());
+    EXPECT_EQ(differ, 0u) << "method " << m;
+    EXPECT_EQ(nstp[0], nstp[1]) << "method " << m;
   }
 }
 
