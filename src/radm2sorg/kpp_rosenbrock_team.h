@@ -14,8 +14,8 @@
 //   - scalars (step size, error norm, acceptance): every member computes the same values.
 // Each sum is still evaluated term by term in KPP's order by one member, the error norm's
 // sum runs in species order, and every operation is the serial code's: the team result is
-// bitwise the one-thread result (the tests check it on the CPU with the members' order of
-// every level reversed, and on the GPU against the CPU backend).
+// bitwise the one-thread result (the tests check it on the CPU with every team loop run in
+// order and backwards, and on the GPU against the thread-per-cell kernel).
 //
 // Mirrors rosenbrock.f90 (WRF_conform) like kpp_rosenbrock.h: ros_Integrator,
 // ros_PrepareMatrix, ros_ErrorNorm, the Ros2/Ros3/Ros4/Rodas3/Rodas4 stages.
