@@ -244,6 +244,71 @@ static WRFGPU_HD bool ros_prepare_matrix(double& H, int direction, double gam, c
   }
 }
 
+constexpr double kRosRoundoff = DBL_EPSILON;  // WLAMCH('E')
+constexpr double kRosDeltaMin = 1.0E-5;
+
+// The integrator's controls after rosenbrock.f90's checks (zero means the default).
+struct RosSettings {
+  int max_no_steps = 100000;
+  double hmin = 0, hmax = 0;
+  double h_initial = 0;  // the first step: MIN(Hstart, Hmax), DeltaMin when ~0
+  double fac_min = 0.2, fac_max = 6.0, fac_rej = 0.1, fac_safe = 0.9;
+};
+// Returns 0, or the IERR of a bad control (-1..-5).
+static WRFGPU_HD int ros_settings(const RosControl& c, double tstart, double tend, RosSettings& o) {
+  o = RosSettings();
+  if (c.method < 1 || c.method > 5) return -2;
+  if (c.max_no_steps > 0) o.max_no_steps = c.max_no_steps;
+  else if (c.max_no_steps < 0) return -1;
+  if (c.hmin > 0) o.hmin = c.hmin;
+  else if (c.hmin < 0) return -3;
+  o.hmax = fabs(tend - tstart);
+  if (c.hmax > 0) o.hmax = fmin(fabs(c.hmax), fabs(tend - tstart));
+  else if (c.hmax < 0) return -3;
+  double hstart = o.hmin > kRosDeltaMin ? o.hmin : kRosDeltaMin;
+  if (c.hstart > 0) hstart = fmin(fabs(c.hstart), fabs(tend - tstart));
+  else if (c.hstart < 0) return -3;
+  if (c.fac_min < 0 || c.fac_max < 0 || c.fac_rej < 0 || c.fac_safe < 0) return -4;
+  if (c.fac_min > 0) o.fac_min = c.fac_min;
+  if (c.fac_max > 0) o.fac_max = c.fac_max;
+  if (c.fac_rej > 0) o.fac_rej = c.fac_rej;
+  if (c.fac_safe > 0) o.fac_safe = c.fac_safe;
+  if (c.atol <= 0 || c.rtol <= 10.0 * kRosRoundoff || c.rtol >= 1.0) return -5;
+  o.h_initial = hstart < o.hmax ? hstart : o.hmax;
+  if (fabs(o.h_initial) <= 10.0 * kRosRoundoff) o.h_initial = kRosDeltaMin;
+  return 0;
+}
+
+// ros_Integrator's step-size control after an attempt with error norm err: FacMin <=
+// Hnew/H <= FacMax, no increase right after a rejection, FacRej after two. Returns true when
+// the step is accepted (T advanced; the caller copies Ynew to Y).
+static WRFGPU_HD bool ros_step_control(double err, double elo, const RosSettings& o,
+                                       int direction, double& T_, double& H,
+                                       bool& reject_last, bool& reject_more, RosStats& st) {
+  double q = o.fac_safe / pow(err, 1.0 / elo);
+  q = o.fac_min > q ? o.fac_min : q;                 // MAX(FacMin, ...)
+  const double fac = o.fac_max < q ? o.fac_max : q;  // MIN(FacMax, ...)
+  double hnew = H * fac;
+  st.nstp++;
+  if ((err <= 1.0) || (H <= o.hmin)) {  // accept
+    st.nacc++;
+    T_ = T_ + (double)direction * H;
+    hnew = fmax(o.hmin, fmin(hnew, o.hmax));
+    if (reject_last) hnew = fmin(hnew, H);  // no increase after a rejection
+    reject_last = false;
+    reject_more = false;
+    H = hnew;
+    return true;
+  }
+  // reject
+  if (reject_more) hnew = H * o.fac_rej;
+  reject_more = reject_last;
+  reject_last = true;
+  H = hnew;
+  if (st.nacc >= 1) st.nrej++;
+  return false;
+}
+
 // <model>_Rosenbrock + ros_Integrator for one cell: integrates y (NVAR) from tstart to tend
 // with fixed species fix (NFIX) and rate constants rconst (NREACT). Returns IERR and fills st.
 template <class Mech, class T>
@@ -252,42 +317,21 @@ static WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double t
                             std::ptrdiff_t s) {
   const int N = Mech::NVAR;
   st = RosStats();
-  // controls (rosenbrock.f90: zero means default)
-  if (c.method < 1 || c.method > 5) return st.status = -2;
-  int max_no_steps = 100000;
-  if (c.max_no_steps > 0) max_no_steps = c.max_no_steps;
-  else if (c.max_no_steps < 0) return st.status = -1;
-  const double roundoff = DBL_EPSILON;  // WLAMCH('E')
-  const double delta_min = 1.0E-5;
-  double hmin = 0;
-  if (c.hmin > 0) hmin = c.hmin;
-  else if (c.hmin < 0) return st.status = -3;
-  double hmax = fabs(tend - tstart);
-  if (c.hmax > 0) hmax = fmin(fabs(c.hmax), fabs(tend - tstart));
-  else if (c.hmax < 0) return st.status = -3;
-  double hstart = hmin > delta_min ? hmin : delta_min;
-  if (c.hstart > 0) hstart = fmin(fabs(c.hstart), fabs(tend - tstart));
-  else if (c.hstart < 0) return st.status = -3;
-  double fac_min = 0.2, fac_max = 6.0, fac_rej = 0.1, fac_safe = 0.9;
-  if (c.fac_min < 0 || c.fac_max < 0 || c.fac_rej < 0 || c.fac_safe < 0) return st.status = -4;
-  if (c.fac_min > 0) fac_min = c.fac_min;
-  if (c.fac_max > 0) fac_max = c.fac_max;
-  if (c.fac_rej > 0) fac_rej = c.fac_rej;
-  if (c.fac_safe > 0) fac_safe = c.fac_safe;
-  if (c.atol <= 0 || c.rtol <= 10.0 * roundoff || c.rtol >= 1.0) return st.status = -5;
+  RosSettings o;
+  if (const int bad = ros_settings(c, tstart, tend, o)) return st.status = bad;
+  const double roundoff = kRosRoundoff;
   const RosCoeffs r = ros_coeffs(c.method);
 
   // ros_Integrator
   double T_ = tstart;
   st.hexit = 0.0;
-  double H = hstart < hmax ? hstart : hmax;
-  if (fabs(H) <= 10.0 * roundoff) H = delta_min;
+  double H = o.h_initial;
   const int direction = tend >= tstart ? +1 : -1;
   bool reject_last = false, reject_more = false;
 
   while ((direction > 0 && ((T_ - tend) + roundoff <= 0.0)) ||
          (direction < 0 && ((tend - T_) + roundoff <= 0.0))) {
-    if (st.nstp > max_no_steps) { st.texit = T_; return st.status = -6; }
+    if (st.nstp > o.max_no_steps) { st.texit = T_; return st.status = -6; }
     if (((T_ + 0.1 * H) == T_) || (H <= roundoff)) { st.texit = T_; return st.status = -7; }
     st.hexit = H;
     H = fmin(H, fabs(tend - T_));
@@ -330,28 +374,9 @@ static WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double t
       for (int j = 0; j < r.S; ++j)
         ros_waxpy(N, r.E[j], w.k + (std::ptrdiff_t)N * j * s, w.yerr, s);
       const double err = ros_error_norm<Mech>(y, w.ynew, w.yerr, c.atol, c.rtol, s);
-      // FacMin <= Hnew/H <= FacMax
-      double q = fac_safe / pow(err, 1.0 / r.ELO);
-      q = fac_min > q ? fac_min : q;    // MAX(FacMin, ...)
-      const double fac = fac_max < q ? fac_max : q;  // MIN(FacMax, ...)
-      double hnew = H * fac;
-      st.nstp++;
-      if ((err <= 1.0) || (H <= hmin)) {  // accept
-        st.nacc++;
+      if (ros_step_control(err, r.ELO, o, direction, T_, H, reject_last, reject_more, st)) {
         ros_copy(N, w.ynew, y, s);
-        T_ = T_ + (double)direction * H;
-        hnew = fmax(hmin, fmin(hnew, hmax));
-        if (reject_last) hnew = fmin(hnew, H);  // no increase after a rejection
-        reject_last = false;
-        reject_more = false;
-        H = hnew;
         break;
-      } else {  // reject
-        if (reject_more) hnew = H * fac_rej;
-        reject_more = reject_last;
-        reject_last = true;
-        H = hnew;
-        if (st.nacc >= 1) st.nrej++;
       }
     }
   }

@@ -127,11 +127,20 @@ static WRFGPU_HD constexpr int team_ab_size(int nb) {
   return Mech::NREACT > nb ? Mech::NREACT : nb;
 }
 
+// A rate term RCT(k) [* coef] * V.. * F.. (KPP's A(k) and B(n) statements, left to right):
+// the rate is RCONST(rate[k]), or the constant cst[k] when rate[k] < 0; fac[k*nfac ..] index
+// [VAR, FIX], -1 = none; coef (B only) is 1 where KPP writes no coefficient (exact).
 template <class T>
-static WRFGPU_HD T team_rate(const TeamTables& tb, const int* rate, const float* cst, int k,
-                             const T* rct) {
+static WRFGPU_HD T team_term(const int* rate, const float* cst, const float* coef, const int* fac,
+                             int nfac, int k, const T* rct, const T* v) {
   const int r = WRFGPU_TEAM_LDG(rate + k);
-  return r >= 0 ? rct[r] : T(WRFGPU_TEAM_LDG(cst + k));
+  T x = r >= 0 ? rct[r] : T(WRFGPU_TEAM_LDG(cst + k));
+  if (coef) x = x * T(WRFGPU_TEAM_LDG(coef + k));
+  for (int f = 0; f < nfac; ++f) {
+    const int l = WRFGPU_TEAM_LDG(fac + k * nfac + f);
+    if (l >= 0) x = x * v[l];
+  }
+  return x;
 }
 
 // sum_t c_t * x[idx_t] term by term in table order, as KPP's one-statement sum (the first
@@ -150,12 +159,7 @@ template <class Mech, class T, class Team>
 static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
                                T* a, T* vdot) {
   tm.range(0, Mech::NREACT, [&](int k) {
-    T x = team_rate<T>(tb, tb.a_rate, tb.a_const, k, rct);
-    for (int f = 0; f < tb.nfac_a; ++f) {
-      const int l = WRFGPU_TEAM_LDG(tb.a_fac + k * tb.nfac_a + f);
-      if (l >= 0) x = x * v[l];
-    }
-    a[k] = x;
+    a[k] = team_term(tb.a_rate, tb.a_const, (const float*)nullptr, tb.a_fac, tb.nfac_a, k, rct, v);
   });
   tm.sync();
   tm.range(0, Mech::NVAR, [&](int m) {
@@ -170,13 +174,7 @@ template <class Mech, class T, class Team>
 static WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
                                T* b, T* jvs) {
   tm.range(0, tb.nb, [&](int n) {
-    T x = team_rate<T>(tb, tb.b_rate, tb.b_const, n, rct);
-    x = x * T(WRFGPU_TEAM_LDG(tb.b_coef + n));  // 1 when KPP writes no coefficient: exact
-    for (int f = 0; f < tb.nfac_b; ++f) {
-      const int l = WRFGPU_TEAM_LDG(tb.b_fac + n * tb.nfac_b + f);
-      if (l >= 0) x = x * v[l];
-    }
-    b[n] = x;
+    b[n] = team_term(tb.b_rate, tb.b_const, tb.b_coef, tb.b_fac, tb.nfac_b, n, rct, v);
   });
   tm.sync();
   tm.range(0, Mech::LU_NONZERO, [&](int m) {
@@ -299,28 +297,9 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
                                         const RosControl& c, RosStats& st, const TeamWork<T>& w) {
   const int N = Mech::NVAR;
   st = RosStats();
-  if (c.method < 1 || c.method > 5) return st.status = -2;
-  int max_no_steps = 100000;
-  if (c.max_no_steps > 0) max_no_steps = c.max_no_steps;
-  else if (c.max_no_steps < 0) return st.status = -1;
-  const double roundoff = DBL_EPSILON;
-  const double delta_min = 1.0E-5;
-  double hmin = 0;
-  if (c.hmin > 0) hmin = c.hmin;
-  else if (c.hmin < 0) return st.status = -3;
-  double hmax = fabs(tend - tstart);
-  if (c.hmax > 0) hmax = fmin(fabs(c.hmax), fabs(tend - tstart));
-  else if (c.hmax < 0) return st.status = -3;
-  double hstart = hmin > delta_min ? hmin : delta_min;
-  if (c.hstart > 0) hstart = fmin(fabs(c.hstart), fabs(tend - tstart));
-  else if (c.hstart < 0) return st.status = -3;
-  double fac_min = 0.2, fac_max = 6.0, fac_rej = 0.1, fac_safe = 0.9;
-  if (c.fac_min < 0 || c.fac_max < 0 || c.fac_rej < 0 || c.fac_safe < 0) return st.status = -4;
-  if (c.fac_min > 0) fac_min = c.fac_min;
-  if (c.fac_max > 0) fac_max = c.fac_max;
-  if (c.fac_rej > 0) fac_rej = c.fac_rej;
-  if (c.fac_safe > 0) fac_safe = c.fac_safe;
-  if (c.atol <= 0 || c.rtol <= 10.0 * roundoff || c.rtol >= 1.0) return st.status = -5;
+  RosSettings o;
+  if (const int bad = ros_settings(c, tstart, tend, o)) return st.status = bad;
+  const double roundoff = kRosRoundoff;
   const RosCoeffs r = ros_coeffs(c.method);
 
   // FIX behind VAR in ynew too, for the stage function evaluations
@@ -328,14 +307,13 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
 
   double T_ = tstart;
   st.hexit = 0.0;
-  double H = hstart < hmax ? hstart : hmax;
-  if (fabs(H) <= 10.0 * roundoff) H = delta_min;
+  double H = o.h_initial;
   const int direction = tend >= tstart ? +1 : -1;
   bool reject_last = false, reject_more = false;
 
   while ((direction > 0 && ((T_ - tend) + roundoff <= 0.0)) ||
          (direction < 0 && ((tend - T_) + roundoff <= 0.0))) {
-    if (st.nstp > max_no_steps) { st.texit = T_; return st.status = -6; }
+    if (st.nstp > o.max_no_steps) { st.texit = T_; return st.status = -6; }
     if (((T_ + 0.1 * H) == T_) || (H <= roundoff)) { st.texit = T_; return st.status = -7; }
     st.hexit = H;
     H = fmin(H, fabs(tend - T_));
@@ -388,29 +366,11 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
       double err = 0.0;
       for (int i = 0; i < N; ++i) err = err + w.q[i];
       err = sqrt(err / (double)N);
-      double q = fac_safe / pow(err, 1.0 / r.ELO);
-      q = fac_min > q ? fac_min : q;
-      const double fac = fac_max < q ? fac_max : q;
-      double hnew = H * fac;
-      st.nstp++;
-      if ((err <= 1.0) || (H <= hmin)) {  // accept
-        st.nacc++;
+      if (ros_step_control(err, r.ELO, o, direction, T_, H, reject_last, reject_more, st)) {
         team_copy(tm, N, w.ynew, y);
-        T_ = T_ + (double)direction * H;
-        hnew = fmax(hmin, fmin(hnew, hmax));
-        if (reject_last) hnew = fmin(hnew, H);
-        reject_last = false;
-        reject_more = false;
-        H = hnew;
         break;
-      } else {  // reject
-        if (reject_more) hnew = H * fac_rej;
-        reject_more = reject_last;
-        reject_last = true;
-        H = hnew;
-        if (st.nacc >= 1) st.nrej++;
-        tm.sync();  // the error terms are read before the next attempt rewrites them
       }
+      tm.sync();  // rejected: the error terms are read before the next attempt rewrites them
     }
   }
   tm.sync();

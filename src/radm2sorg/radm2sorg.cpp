@@ -101,15 +101,13 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   if (b == Backend::Cpu) {
     if (opt.cpu_team_check != 0 && opt.wrf_co2_carry)
       throw InputError("radm2sorg: cpu_team_check and wrf_co2_carry cannot be combined");
-    const bool rev = opt.cpu_team_check == 2;
-    if (opt.cpu_team_check != 0 && opt.mode == Mode::Strict)
-      strict::run_cpu_team(co, use_float, rev, ncell, state, met, vdrog3, map, st.data());
-    else if (opt.cpu_team_check != 0)
-      fast::run_cpu_team(co, use_float, rev, ncell, state, met, vdrog3, map, st.data());
-    else if (opt.mode == Mode::Strict)
-      strict::run_cpu(co, use_float, ncell, state, met, vdrog3, map, st.data());
+    const bool strict_mode = opt.mode == Mode::Strict;
+    if (opt.cpu_team_check != 0)
+      (strict_mode ? strict::run_cpu_team : fast::run_cpu_team)(
+          co, use_float, opt.cpu_team_check == 2, ncell, state, met, vdrog3, map, st.data());
     else
-      fast::run_cpu(co, use_float, ncell, state, met, vdrog3, map, st.data());
+      (strict_mode ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met, vdrog3,
+                                                      map, st.data());
   } else {
 #if WRFGPU_HAVE_CUDA
     const bool inner = opt.layout == Layout::CellInnermost;

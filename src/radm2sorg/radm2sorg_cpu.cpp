@@ -7,6 +7,15 @@ namespace wrfgpu {
 namespace radm2sorg {
 namespace WRFGPU_MODE_NS {
 
+// stats: nstp, nacc, nrej, nsng, status of each cell, field-major.
+static void store_stats(int* stats, std::size_t ncell, std::size_t c, const kpp::RosStats& st) {
+  stats[0 * ncell + c] = st.nstp;
+  stats[1 * ncell + c] = st.nacc;
+  stats[2 * ncell + c] = st.nrej;
+  stats[3 * ncell + c] = st.nsng;
+  stats[4 * ncell + c] = st.status;
+}
+
 template <class T>
 static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, const float* met,
                       float* vdrog3, const StateMap& map, int* stats) {
@@ -15,11 +24,7 @@ static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, c
   auto one_cell = [&](std::size_t c, T* var, T* fix, T* rconst, const kpp::RosWork<T>& w) {
     kpp::RosStats st;
     run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, 1, st);
-    stats[0 * ncell + c] = st.nstp;
-    stats[1 * ncell + c] = st.nacc;
-    stats[2 * ncell + c] = st.nrej;
-    stats[3 * ncell + c] = st.nsng;
-    stats[4 * ncell + c] = st.status;
+    store_stats(stats, ncell, c, st);
   };
   auto carve = [&](std::vector<T>& buf, T*& var, T*& fix, T*& rconst) {
     buf.assign(per_cell, T(0));
@@ -73,11 +78,7 @@ static void run_cpu_team_t(const CellOptions& opt, bool reverse, std::size_t nce
       const kpp::TeamWork<T> w = team_work_at<T>(L, block.data(), nullptr);
       kpp::ros_integrate_team<Mech, T>(tm, tb, y, rconst.data(), 0.0, time_end, ctl, st, w);
       cell_epilogue<T>(c, ncell, state, met, vdrog3, map, opt, y, rconst.data(), 1);
-      stats[0 * ncell + c] = st.nstp;
-      stats[1 * ncell + c] = st.nacc;
-      stats[2 * ncell + c] = st.nrej;
-      stats[3 * ncell + c] = st.nsng;
-      stats[4 * ncell + c] = st.status;
+      store_stats(stats, ncell, c, st);
     }
   }
 }

@@ -155,6 +155,57 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
   }
 }
 
+// The team kernel's launch shape for one device and one TeamLayout, worked out once (the
+// occupancy queries are not repeated per call): warps per block giving the most cells in
+// flight per SM (shared memory and registers), the fewest warps per block among equals,
+// within the device's opt-in shared memory.
+struct TeamLaunch {
+  int dev = -1, nT = -1;
+  int warps = 0, per_sm = 0, nsm = 0;
+  std::size_t smem = 0;
+};
+template <class T>
+const TeamLaunch& team_launch(const TeamLayout& L) {
+  static TeamLaunch c;
+  int dev;
+  WRFGPU_CUDA_CHECK(cudaGetDevice(&dev));
+  if (dev == c.dev && L.nT == c.nT) return c;
+  c = TeamLaunch();
+  int optin = 0;
+  WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&c.nsm, cudaDevAttrMultiProcessorCount, dev));
+  WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  const std::size_t smax = std::min<std::size_t>(team_smem_bytes<T>(L, kTeamMaxWarps), (std::size_t)optin);
+  WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
+  auto blocks = [&](int wpb) {
+    int nb = 0;
+    WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &nb, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
+    return nb;
+  };
+  for (int wpb = 1; wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax; ++wpb) {
+    const int nb = blocks(wpb);
+    if (nb * wpb > c.per_sm * c.warps) { c.warps = wpb; c.per_sm = nb; }
+  }
+  if (const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
+    const int wpb = std::atoi(e);
+    if (wpb >= 1 && wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax) {
+      c.warps = wpb;
+      c.per_sm = blocks(wpb);
+    }
+  }
+  c.smem = team_smem_bytes<T>(L, c.warps > 0 ? c.warps : 1);
+  if (c.warps < 1 || c.per_sm < 1)
+    throw RuntimeError("radm2sorg: the warp-per-cell kernel does not fit on this GPU (" +
+                       std::to_string(c.smem) + " bytes of shared memory per block)");
+  if (std::getenv("WRFGPU_RADM2SORG_VERBOSE"))
+    std::fprintf(stderr, "radm2sorg team kernel: %d warps per block, %d blocks per SM, %zu B shared\n",
+                 c.warps, c.per_sm, c.smem);
+  c.dev = dev;
+  c.nT = L.nT;
+  return c;
+}
+
 // The generated tables, copied to the device once (one buffer, each array 16-byte aligned).
 const kpp::TeamTables& device_team_tables() {
   static kpp::TeamTables dev = [] {
@@ -260,46 +311,11 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       const kpp::TeamTables& tb = device_team_tables();
       const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
       const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1, false);
-      // warps per block: the most cells in flight per SM (shared memory and registers), the
-      // fewest warps per block among equals (smaller blocks leave fewer idle warps at the end)
-      static int dev = -1, nsm = 0, optin = 0;
-      int cur;
-      WRFGPU_CUDA_CHECK(cudaGetDevice(&cur));
-      if (cur != dev) {
-        dev = cur;
-        WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
-        WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-      }
-      const std::size_t smax = std::min<std::size_t>(team_smem_bytes<T>(L, kTeamMaxWarps), (std::size_t)optin);
-      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
-      int warps = 0, per_sm = 0;
-      for (int wpb = 1; wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax; ++wpb) {
-        int nb = 0;
-        WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &nb, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
-        if (nb * wpb > per_sm * warps) { warps = wpb; per_sm = nb; }
-      }
-      if (const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
-        const int wpb = std::atoi(e);
-        if (wpb >= 1 && wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax) {
-          warps = wpb;
-          WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-              &per_sm, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
-        }
-      }
-      const std::size_t smem = team_smem_bytes<T>(L, warps);
-      if (warps < 1 || per_sm < 1)
-        throw RuntimeError("radm2sorg: the warp-per-cell kernel does not fit on this GPU (" +
-                           std::to_string(smem) + " bytes of shared memory per block)");
-      static bool told = false;
-      if (std::getenv("WRFGPU_RADM2SORG_VERBOSE") && !told) {
-        told = true;
-        std::fprintf(stderr, "radm2sorg team kernel: %d warps per block, %d blocks per SM, %zu B shared\n",
-                     warps, per_sm, smem);
-      }
+      const TeamLaunch& cfg = team_launch<T>(L);
+      const int warps = cfg.warps;
+      const std::size_t smem = cfg.smem;
       const std::size_t want = (n + warps - 1) / warps;
-      const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)per_sm * nsm, want);
+      const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg.per_sm * cfg.nsm, want);
       const std::size_t nj = ((std::size_t)grid * warps * mech::LU_NONZERO * sizeof(T) + 7) / 8;
       T* jac0 = reinterpret_cast<T*>(B.jac0.reserve(nj));
       unsigned long long* next = B.next.reserve(1);

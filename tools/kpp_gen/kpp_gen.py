@@ -1566,22 +1566,26 @@ class Gen:
              "// KPP's single-precision literals with the sign of the term.",
              "constexpr int NFAC_A = %d, NFAC_B = %d, NB = %d;" % (nfa, nfb, len(b_rate)),
              "constexpr int NVDOT_TERMS = %d, NJVS_TERMS = %d;" % (len(vd_a), len(jv_b)),
-             "inline constexpr int A_RATE[NREACT] = {", ints(a_rate), "};",
-             "inline constexpr float A_CONST[NREACT] = {", floats(a_const), "};",
-             "inline constexpr int A_FAC[NREACT * NFAC_A] = {", ints(fac_table(a_fac, nfa)), "};",
-             "inline constexpr int VDOT_PTR[NVAR + 1] = {", ints(vd_ptr), "};",
-             "inline constexpr int VDOT_A[NVDOT_TERMS > 0 ? NVDOT_TERMS : 1] = {", ints(vd_a), "};",
-             "inline constexpr float VDOT_C[NVDOT_TERMS > 0 ? NVDOT_TERMS : 1] = {", floats(vd_c), "};",
-             "inline constexpr int B_RATE[NB > 0 ? NB : 1] = {", ints(b_rate), "};",
-             "inline constexpr float B_CONST[NB > 0 ? NB : 1] = {", floats(b_const), "};",
-             "inline constexpr float B_COEF[NB > 0 ? NB : 1] = {", floats(b_coef), "};",
-             "inline constexpr int B_FAC[(NB > 0 ? NB : 1) * NFAC_B] = {", ints(fac_table(b_fac, nfb)), "};",
-             "inline constexpr int JVS_PTR[LU_NONZERO + 1] = {", ints(jv_ptr), "};",
-             "inline constexpr int JVS_B[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", ints(jv_b), "};",
-             "inline constexpr float JVS_C[NJVS_TERMS > 0 ? NJVS_TERMS : 1] = {", floats(jv_c), "};",
-             "// The order in which a team's lanes take the Vdot and JVS outputs: longest sum first.",
-             "inline constexpr int VDOT_ORDER[NVAR] = {", ints(vd_order), "};",
-             "inline constexpr int JVS_ORDER[LU_NONZERO] = {", ints(jv_order), "};",
+             ]
+        for ctype, decl, body in (
+                ("int", "A_RATE[NREACT]", ints(a_rate)),
+                ("float", "A_CONST[NREACT]", floats(a_const)),
+                ("int", "A_FAC[NREACT * NFAC_A]", ints(fac_table(a_fac, nfa))),
+                ("int", "VDOT_PTR[NVAR + 1]", ints(vd_ptr)),
+                ("int", "VDOT_A[NVDOT_TERMS > 0 ? NVDOT_TERMS : 1]", ints(vd_a)),
+                ("float", "VDOT_C[NVDOT_TERMS > 0 ? NVDOT_TERMS : 1]", floats(vd_c)),
+                ("int", "B_RATE[NB > 0 ? NB : 1]", ints(b_rate)),
+                ("float", "B_CONST[NB > 0 ? NB : 1]", floats(b_const)),
+                ("float", "B_COEF[NB > 0 ? NB : 1]", floats(b_coef)),
+                ("int", "B_FAC[(NB > 0 ? NB : 1) * NFAC_B]", ints(fac_table(b_fac, nfb))),
+                ("int", "JVS_PTR[LU_NONZERO + 1]", ints(jv_ptr)),
+                ("int", "JVS_B[NJVS_TERMS > 0 ? NJVS_TERMS : 1]", ints(jv_b)),
+                ("float", "JVS_C[NJVS_TERMS > 0 ? NJVS_TERMS : 1]", floats(jv_c))):
+            o += ["inline constexpr %s %s = {" % (ctype, decl), body, "};"]
+        o.append("// The order in which a team's lanes take the Vdot and JVS outputs: longest sum first.")
+        o += ["inline constexpr int VDOT_ORDER[NVAR] = {", ints(vd_order), "};",
+              "inline constexpr int JVS_ORDER[LU_NONZERO] = {", ints(jv_order), "};"]
+        o += [
              "",
              "// kpp_decomp level-scheduled (%d operations, %d levels); kpp_solve by rows (%d" % self.team_stats[:3],
              "// operations in %d segments: lane r %% 32 runs the operations on X(r) of a segment, in" % nseg,
