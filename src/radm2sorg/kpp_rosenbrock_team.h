@@ -22,6 +22,7 @@
 #pragma once
 #include <cfloat>
 #include <cmath>
+#include <vector>
 #include "wrfgpu_hd.h"
 #include "kpp_rosenbrock.h"
 
@@ -40,11 +41,47 @@ struct TeamTables {
   const float *b_const = nullptr, *b_coef = nullptr;
   const int *jvs_ptr = nullptr, *jvs_b = nullptr, *jvs_order = nullptr;   // JVS(n)
   const float* jvs_c = nullptr;
-  int decomp_nlev = 0, solve_nseg = 0;
+  int decomp_nlev = 0, solve_nseg = 0, solve_nrun = 0;
   const int* decomp_lev = nullptr;  // level offsets of decomp_op
-  const int* solve_seg = nullptr;   // [segment * 32 + lane] offsets of solve_op
-  const int *decomp_op = nullptr, *solve_op = nullptr;                   // {x, y} pairs
+  const int* decomp_op = nullptr;   // {x, y} pairs
+  const int* solve_rseg = nullptr;  // [segment * 32 + lane] offsets of solve_run
+  const int* solve_run = nullptr;   // the solve's runs (team_solve_runs)
 };
+
+// kpp_solve's by-rows schedule (the generated SOLVE_SEG / SOLVE_OP) as runs: a lane's
+// consecutive operations on one X(t) within a segment become one run, so that X(t) is read
+// once, updated in a register and stored once. (Operation by operation, every term was a
+// shared-memory read-modify-write of X(t) and the solve was a chain of memory latencies: 59%
+// of the warp kernel's instructions on the H100.) A run is
+//   {t | n << 16, p_div + 1 (0: none)}, then n terms {p | q << 16}:
+//   X(t) = X(t) - JVS(p)*X(q) for each term in order, then X(t) = X(t)/JVS(p_div),
+// the operations and their order unchanged. op: the {x, y} pairs of the generated table.
+struct TeamSolveRuns {
+  std::vector<int> run, rseg;
+};
+inline TeamSolveRuns team_solve_runs(int nseg, const int* seg, const int* op) {
+  TeamSolveRuns r;
+  r.rseg.push_back(0);
+  for (int s = 0; s < nseg * 32; ++s) {
+    for (int i = seg[s]; i < seg[s + 1];) {
+      const int t = op[2 * i] >> 1;
+      const std::size_t h = r.run.size();
+      r.run.push_back(0);
+      r.run.push_back(0);
+      int n = 0;
+      while (i < seg[s + 1] && (op[2 * i] >> 1) == t) {
+        const bool div = (op[2 * i] & 1) != 0;
+        if (div) r.run[h + 1] = (op[2 * i + 1] & 0xffff) + 1;
+        else { r.run.push_back(op[2 * i + 1]); ++n; }
+        ++i;
+        if (div) break;  // the division ends the row's run
+      }
+      r.run[h] = t | (n << 16);
+    }
+    r.rseg.push_back((int)r.run.size());
+  }
+  return r;
+}
 
 // CPU team: one member runs every index of a team loop, forwards or (reverse, for the tests:
 // a level whose operations were not independent would then give other results) backwards.
@@ -226,22 +263,25 @@ static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
   return 0;
 }
 
-// kpp_solve by rows: in segment sg, lane l runs its operations in serial order; the
-// segments are separated by barriers. (Measured on the H100 for 28,899 warm cells: the level
-// schedule, 126 levels, 31.7 ms; lane 0 running the unrolled kpp_solve, 33.7 ms.)
+// kpp_solve by rows: in segment sg, lane l runs its runs (team_solve_runs) in serial order;
+// the segments are separated by barriers. (Measured on the H100 for 28,899 warm cells: the
+// level schedule, 126 levels, 31.7 ms; lane 0 running the unrolled kpp_solve, 33.7 ms.)
 template <class T, class Team>
 static WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* jvs, T* x) {
   for (int sg = 0; sg < tb.solve_nseg; ++sg) {
     tm.lanes([&](int lane) {
-      const int e = tb.solve_seg[sg * 32 + lane + 1];
-      for (int i = tb.solve_seg[sg * 32 + lane]; i < e; ++i) {
-        int ox, oy;
-        team_op(tb.solve_op, i, ox, oy);
-        const int t = ox >> 1, p = oy & 0xffff, q = oy >> 16;
-        if ((ox & 1) == 0)
-          x[t] = x[t] - jvs[p] * x[q];
-        else
-          x[t] = x[t] / jvs[p];
+      const int e = tb.solve_rseg[sg * 32 + lane + 1];
+      for (int i = tb.solve_rseg[sg * 32 + lane]; i < e;) {
+        const int h = tb.solve_run[i], dv = tb.solve_run[i + 1];
+        const int t = h & 0xffff, n = h >> 16;
+        T acc = x[t];
+        for (int j = i + 2; j < i + 2 + n; ++j) {
+          const int w = tb.solve_run[j];
+          acc = acc - jvs[w & 0xffff] * x[w >> 16];  // X(t) = X(t) - JVS(p)*X(q)
+        }
+        if (dv) acc = acc / jvs[dv - 1];  // X(t) = X(t)/JVS(p)
+        x[t] = acc;
+        i += 2 + n;
       }
     });
     tm.sync();

@@ -90,15 +90,19 @@ template <class T>
 __host__ __device__ inline int team_warp_vals(const TeamLayout& L) {
   return L.nT + L.nq * (int)(sizeof(double) / sizeof(T));
 }
-// Shared memory of a block: the decomposition and solve schedules (ops, then offsets),
-// then one TeamLayout block per warp.
-constexpr int kSchedInts = 2 * (mech::team::DECOMP_NOPS + mech::team::SOLVE_NOPS) +
-                           (mech::team::DECOMP_NLEV + 1) +
-                           (mech::team::SOLVE_NSEG * mech::team::TEAM_LANES + 1);
-constexpr std::size_t kSchedBytes = (kSchedInts * sizeof(int) + 15) / 16 * 16;
+// Shared memory of a block: the decomposition and solve schedules (decomp ops, solve runs,
+// then their offsets), then one TeamLayout block per warp.
+__host__ __device__ inline int team_sched_ints(const kpp::TeamTables& tb) {
+  return 2 * mech::team::DECOMP_NOPS + tb.solve_nrun + (tb.decomp_nlev + 1) +
+         (tb.solve_nseg * mech::team::TEAM_LANES + 1);
+}
+__host__ __device__ inline std::size_t team_sched_bytes(const kpp::TeamTables& tb) {
+  return (team_sched_ints(tb) * sizeof(int) + 15) / 16 * 16;
+}
+const kpp::TeamTables& device_team_tables();
 template <class T>
 std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
-  return kSchedBytes + (std::size_t)warps * team_warp_vals<T>(L) * sizeof(T);
+  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * team_warp_vals<T>(L) * sizeof(T);
 }
 
 template <class T>
@@ -110,21 +114,21 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
   const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31u);
   const int nwarps = (int)(blockDim.x >> 5);
   {  // the schedules into shared memory, for the whole block
-    namespace t = mech::team;
     int* sh = reinterpret_cast<int*>(team_smem);
-    const int n1 = 2 * t::DECOMP_NOPS, n2 = 2 * t::SOLVE_NOPS, n3 = t::DECOMP_NLEV + 1;
-    for (int i = threadIdx.x; i < kSchedInts; i += blockDim.x)
+    const int n1 = 2 * mech::team::DECOMP_NOPS, n2 = tb.solve_nrun, n3 = tb.decomp_nlev + 1;
+    const int nsched = team_sched_ints(tb);
+    for (int i = threadIdx.x; i < nsched; i += blockDim.x)
       sh[i] = i < n1 ? tb.decomp_op[i]
-            : i < n1 + n2 ? tb.solve_op[i - n1]
+            : i < n1 + n2 ? tb.solve_run[i - n1]
             : i < n1 + n2 + n3 ? tb.decomp_lev[i - n1 - n2]
-                               : tb.solve_seg[i - n1 - n2 - n3];
+                               : tb.solve_rseg[i - n1 - n2 - n3];
     tb.decomp_op = sh;
-    tb.solve_op = sh + n1;
+    tb.solve_run = sh + n1;
     tb.decomp_lev = sh + n1 + n2;
-    tb.solve_seg = sh + n1 + n2 + n3;
+    tb.solve_rseg = sh + n1 + n2 + n3;
     __syncthreads();
   }
-  T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + kSchedBytes) +
+  T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + team_sched_bytes(tb)) +
              (std::size_t)warp * team_warp_vals<T>(L);
   T* jac0 = jac0_all + ((std::size_t)blockIdx.x * nwarps + warp) * mech::LU_NONZERO;
   const kpp::TeamWork<T> w = team_work_at<T>(L, block, jac0);
@@ -232,8 +236,8 @@ const kpp::TeamTables& device_team_tables() {
         {h.jvs_order, sizeof(t::JVS_ORDER), (const void**)&d.jvs_order},
         {h.decomp_lev, sizeof(t::DECOMP_LEV), (const void**)&d.decomp_lev},
         {h.decomp_op, sizeof(t::DECOMP_OP), (const void**)&d.decomp_op},
-        {h.solve_seg, sizeof(t::SOLVE_SEG), (const void**)&d.solve_seg},
-        {h.solve_op, sizeof(t::SOLVE_OP), (const void**)&d.solve_op},
+        {h.solve_rseg, sizeof(int) * (t::SOLVE_NSEG * t::TEAM_LANES + 1), (const void**)&d.solve_rseg},
+        {h.solve_run, sizeof(int) * (std::size_t)h.solve_nrun, (const void**)&d.solve_run},
     };
     std::size_t total = 0;
     for (const Part& p : parts) total += (p.bytes + 15) / 16 * 16;

@@ -181,9 +181,12 @@ static inline kpp::TeamTables team_tables_host() {
   tb.decomp_nlev = t::DECOMP_NLEV;
   tb.decomp_lev = t::DECOMP_LEV;
   tb.decomp_op = reinterpret_cast<const int*>(t::DECOMP_OP);
+  static const kpp::TeamSolveRuns runs = kpp::team_solve_runs(
+      t::SOLVE_NSEG, t::SOLVE_SEG, reinterpret_cast<const int*>(t::SOLVE_OP));
   tb.solve_nseg = t::SOLVE_NSEG;
-  tb.solve_seg = t::SOLVE_SEG;
-  tb.solve_op = reinterpret_cast<const int*>(t::SOLVE_OP);
+  tb.solve_nrun = (int)runs.run.size();
+  tb.solve_rseg = runs.rseg.data();
+  tb.solve_run = runs.run.data();
   return tb;
 }
 
