@@ -1479,7 +1479,10 @@ class Gen:
                     last_w[x] = L
                 lev.append(L)
             nlev = max(lev) + 1 if lev else 0
-            order = sorted(range(len(ops)), key=lambda i: (lev[i], i))
+            # within a level: by kind (the decomposition's divisions first), so that a warp's
+            # lanes take divisions and multiply-adds in separate passes where they can
+            # (a pass that mixes them runs both code paths)
+            order = sorted(range(len(ops)), key=lambda i: (lev[i], ops[i][0], i))
             ptr = [0] * (nlev + 1)
             for i in order:
                 ptr[lev[i] + 1] += 1
