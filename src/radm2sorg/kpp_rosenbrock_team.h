@@ -156,13 +156,10 @@ struct TeamWork {
   T* yerr;    // NVAR
   T* jac0;    // LU_NONZERO
   T* ghimj;   // LU_NONZERO
-  T* ab;      // max(NREACT, NB): the rate terms A(k), then B(n)
-  double* q;  // NVAR: the error norm's terms
+  T* ab;      // NREACT: the rate terms A(k) of fun
+  T* b;       // NB: the rate terms B(n) of jac_sp (may share Ghimj's space)
+  double* q;  // NVAR: the error norm's terms (may share K's space)
 };
-template <class Mech>
-static WRFGPU_HD constexpr int team_ab_size(int nb) {
-  return Mech::NREACT > nb ? Mech::NREACT : nb;
-}
 
 // A rate term RCT(k) [* coef] * V.. * F.. (KPP's A(k) and B(n) statements, left to right):
 // the rate is RCONST(rate[k]), or the constant cst[k] when rate[k] < 0; fac[k*nfac ..] index
@@ -360,7 +357,7 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
     tm.sync();  // y complete (accepted step) before it is read across members
     team_fun<Mech>(tm, tb, y, rconst, w.ab, w.fcn0);
     st.nfun++;
-    team_jac<Mech>(tm, tb, y, rconst, w.ab, w.jac0);
+    team_jac<Mech>(tm, tb, y, rconst, w.b, w.jac0);
     st.njac++;
 
     for (;;) {  // UntilAccepted
@@ -394,7 +391,9 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
       for (int j = 0; j < r.S; ++j) team_waxpy(tm, N, r.M[j], w.k + N * j, w.ynew);
       tm.range(0, N, [&](int i) { w.yerr[i] = T(0); });
       for (int j = 0; j < r.S; ++j) team_waxpy(tm, N, r.E[j], w.k + N * j, w.yerr);
-      // ros_ErrorNorm: the terms by species, the sum in species order by every member
+      // ros_ErrorNorm: the terms by species, the sum in species order by every member (q may
+      // share K's space: every member is done with K first)
+      tm.sync();
       tm.range(0, N, [&](int i) {
         const double a = fabs((double)y[i]), b = fabs((double)w.ynew[i]);
         const double ymax = a > b ? a : b;

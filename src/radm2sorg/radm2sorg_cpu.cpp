@@ -63,7 +63,7 @@ static void run_cpu_team_t(const CellOptions& opt, bool reverse, std::size_t nce
   const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1, true);
 #pragma omp parallel
   {
-    std::vector<T> block(L.nT + 2 * L.nq);  // + the doubles of q (2 T's each at most)
+    std::vector<T> block(L.nT);
     std::vector<T> rconst(mech::NREACT);
     kpp::SerialTeam tm;
     tm.reverse = reverse;

@@ -85,10 +85,10 @@ __global__ void team_epilogue_kernel(CellOptions opt, StateMap map, std::size_t 
   cell_epilogue<T>(c, ncell, state, met, vdrog3, map, opt, b, b + mech::NVAR + mech::NFIX, 1);
 }
 
-// T values of shared memory per warp (the TeamLayout block and the doubles of the error norm)
+// T values of shared memory per warp (the TeamLayout block)
 template <class T>
 __host__ __device__ inline int team_warp_vals(const TeamLayout& L) {
-  return L.nT + L.nq * (int)(sizeof(double) / sizeof(T));
+  return L.nT;
 }
 // Shared memory of a block: the decomposition and solve schedules (decomp ops, solve runs,
 // then their offsets), then one TeamLayout block per warp.

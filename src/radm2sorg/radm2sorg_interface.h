@@ -190,29 +190,35 @@ static inline kpp::TeamTables team_tables_host() {
   return tb;
 }
 
-// Per-cell values of a team: TeamWork arrays plus y = [VAR, FIX] (stride 1), in T units
-// except the error-norm terms (double). Laid out y, ynew, fcn0, fcn, yerr, k, ghimj, ab,
-// then jac0 (the GPU keeps jac0 out of shared memory: jac0_in_block = false).
+// Per-cell values of a team: TeamWork arrays plus y = [VAR, FIX] (stride 1), in T units.
+// Laid out y, ynew, fcn0, fcn, yerr, k, ghimj, ab, then jac0 (the GPU keeps jac0 out of
+// shared memory: jac0_in_block = false). Two arrays share space with arrays that are dead
+// while they are live, so that more cells fit in a GPU's shared memory:
+//   - B(n), live only inside jac_sp, uses Ghimj (rebuilt from Jac0 after jac_sp) when it
+//     fits; ab then holds the A(k) of fun only;
+//   - the error norm's terms (doubles) use K (dead once Ynew and Yerr are formed; the
+//     integrator syncs the team before writing them).
 struct TeamLayout {
-  int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, jac0, nT;  // offsets / size in T
-  int nq;                                                // doubles after the T block
+  int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, b, jac0, q, nT;  // offsets / size in T
 };
 static WRFGPU_HD TeamLayout team_layout(int nstage, bool jac0_in_block) {
-  const int n = mech::NVAR, nf = mech::NFIX, lu = mech::LU_NONZERO;
+  const int n = mech::NVAR, nf = mech::NFIX, lu = mech::LU_NONZERO, nb = mech::team::NB;
   TeamLayout L;
   L.y = 0;
   L.ynew = L.y + n + nf;
   L.fcn0 = L.ynew + n + nf;
   L.fcn = L.fcn0 + n;
   L.yerr = L.fcn + n;
-  L.k = L.yerr + n;
-  L.ghimj = L.k + nstage * n;
+  L.k = (L.yerr + n + 1) & ~1;  // 8-byte aligned for the doubles of q when T is float
+  L.q = L.k;
+  L.ghimj = L.k + (nstage > 2 ? nstage : 2) * n;  // K holds the n doubles of q in float too
   L.ab = L.ghimj + lu;
-  const int nab = mech::NREACT > mech::team::NB ? mech::NREACT : mech::team::NB;
+  const bool b_in_ghimj = nb <= lu;
+  L.b = b_in_ghimj ? L.ghimj : L.ab;
+  const int nab = b_in_ghimj || mech::NREACT > nb ? mech::NREACT : nb;
   L.jac0 = jac0_in_block ? L.ab + nab : -1;
   L.nT = L.ab + nab + (jac0_in_block ? lu : 0);
-  L.nT = (L.nT + 1) & ~1;  // keep the doubles 8-byte aligned when T is float
-  L.nq = n;
+  L.nT = (L.nT + 1) & ~1;  // the next cell's block 8-byte aligned too
   return L;
 }
 template <class T>
@@ -225,8 +231,9 @@ static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block, T*
   w.k = block + L.k;
   w.ghimj = block + L.ghimj;
   w.ab = block + L.ab;
+  w.b = block + L.b;
   w.jac0 = L.jac0 >= 0 ? block + L.jac0 : jac0;
-  w.q = reinterpret_cast<double*>(block + L.nT);
+  w.q = reinterpret_cast<double*>(block + L.q);
   return w;
 }
 
