@@ -29,18 +29,32 @@
 namespace wrfgpu {
 namespace kpp {
 
-// A mechanism's team tables (pointers to the generated arrays, on the host or the device).
+// The generated rate and sum tables packed one record per rate term or output (team_pack_*,
+// built once on the host), so that a lane's table reads are one or two vector loads, none
+// depending on another. (Read through the generated order table, then the CSR offsets, then
+// the terms, each output cost three dependent global loads: 8% of the warp kernel's stall
+// samples on the H100.)
+constexpr int kTeamMaxFac = 5;
+struct alignas(16) TeamRate {  // A(k) or B(n): RCONST(rate), or cst when rate < 0; [* coef]
+  int rate;
+  float cst, coef;
+  int fac[kTeamMaxFac];  // [VAR, FIX] indices of the factors, -1 = none
+};
+struct alignas(16) TeamSum {  // output out = sum of the terms [b, e)
+  int out, b, e, pad;
+};
+struct alignas(8) TeamTerm {  // c * x[idx]
+  int idx;
+  float c;
+};
+
+// A mechanism's team tables (on the host or the device).
 struct TeamTables {
-  int nb = 0, nfac_a = 0, nfac_b = 0;
-  const int* lu_diag = nullptr;                                          // LU_DIAG[NVAR]
-  const int *a_rate = nullptr, *a_fac = nullptr;                         // A(k)
-  const float* a_const = nullptr;
-  const int *vdot_ptr = nullptr, *vdot_a = nullptr, *vdot_order = nullptr;  // Vdot(i)
-  const float* vdot_c = nullptr;
-  const int *b_rate = nullptr, *b_fac = nullptr;                         // B(n)
-  const float *b_const = nullptr, *b_coef = nullptr;
-  const int *jvs_ptr = nullptr, *jvs_b = nullptr, *jvs_order = nullptr;   // JVS(n)
-  const float* jvs_c = nullptr;
+  int nb = 0;
+  const int* lu_diag = nullptr;                          // LU_DIAG[NVAR]
+  const TeamRate *a_rate = nullptr, *b_rate = nullptr;   // A(k) [NREACT], B(n) [nb]
+  const TeamSum *vdot_sum = nullptr, *jvs_sum = nullptr;  // Vdot(i), JVS(n), in the lanes' order
+  const TeamTerm *vdot_term = nullptr, *jvs_term = nullptr;
   int decomp_nlev = 0, solve_nseg = 0, solve_nrun = 0;
   const int* decomp_lev = nullptr;  // level offsets of decomp_op
   const int* decomp_op = nullptr;   // {x, y} pairs
@@ -59,6 +73,32 @@ struct TeamTables {
 struct TeamSolveRuns {
   std::vector<int> run, rseg;
 };
+
+// The packed rate terms: rate, cst, coef (1 when null: B's coefficient where KPP writes
+// none, A's never used), fac[k*nfac ..] padded with -1. nfac <= kTeamMaxFac.
+inline std::vector<TeamRate> team_pack_rates(int n, int nfac, const int* rate, const float* cst,
+                                             const float* coef, const int* fac) {
+  std::vector<TeamRate> r((std::size_t)n);
+  for (int k = 0; k < n; ++k) {
+    r[k].rate = rate[k];
+    r[k].cst = cst[k];
+    r[k].coef = coef ? coef[k] : 1.0f;
+    for (int f = 0; f < kTeamMaxFac; ++f) r[k].fac[f] = f < nfac ? fac[k * nfac + f] : -1;
+  }
+  return r;
+}
+// The packed sums: the terms as {idx, c} in table order; the outputs in the lanes' order.
+inline void team_pack_sums(int n, const int* ptr, const int* idx, const float* c,
+                           const int* order, std::vector<TeamSum>& sum,
+                           std::vector<TeamTerm>& term) {
+  term.resize((std::size_t)(ptr[n] > 0 ? ptr[n] : 1));
+  for (int j = 0; j < ptr[n]; ++j) term[j] = TeamTerm{idx[j], c[j]};
+  sum.resize((std::size_t)n);
+  for (int m = 0; m < n; ++m) {
+    const int i = order[m];
+    sum[m] = TeamSum{i, ptr[i], ptr[i + 1], 0};
+  }
+}
 inline TeamSolveRuns team_solve_runs(int nseg, const int* seg, const int* op) {
   TeamSolveRuns r;
   r.rseg.push_back(0);
@@ -134,16 +174,50 @@ struct WarpTeam {
 };
 #endif
 
-// Table reads (read-only for the whole kernel: the read-only data path on the GPU).
-template <class X>
-static WRFGPU_HD X team_ldg(const X* p) {
+// Table reads (read-only for the whole kernel: the read-only data path on the GPU, one
+// vector load per record).
+static WRFGPU_HD int team_ldg(const int* p) {
 #ifdef __CUDA_ARCH__
   return __ldg(p);
 #else
   return *p;
 #endif
 }
-#define WRFGPU_TEAM_LDG(p) team_ldg(p)
+static WRFGPU_HD TeamSum team_load(const TeamSum* p) {
+#ifdef __CUDA_ARCH__
+  const int4 v = __ldg(reinterpret_cast<const int4*>(p));
+  return TeamSum{v.x, v.y, v.z, v.w};
+#else
+  return *p;
+#endif
+}
+static WRFGPU_HD TeamTerm team_load(const TeamTerm* p) {
+#ifdef __CUDA_ARCH__
+  const int2 v = __ldg(reinterpret_cast<const int2*>(p));
+  return TeamTerm{v.x, __int_as_float(v.y)};
+#else
+  return *p;
+#endif
+}
+static WRFGPU_HD TeamRate team_load(const TeamRate* p) {
+#ifdef __CUDA_ARCH__
+  static_assert(kTeamMaxFac == 5, "TeamRate is two int4");
+  const int4 a = __ldg(reinterpret_cast<const int4*>(p));
+  const int4 b = __ldg(reinterpret_cast<const int4*>(p) + 1);
+  TeamRate r;
+  r.rate = a.x;
+  r.cst = __int_as_float(a.y);
+  r.coef = __int_as_float(a.z);
+  r.fac[0] = a.w;
+  r.fac[1] = b.x;
+  r.fac[2] = b.y;
+  r.fac[3] = b.z;
+  r.fac[4] = b.w;
+  return r;
+#else
+  return *p;
+#endif
+}
 
 // One cell's arrays for the team (shared memory on the GPU). y and ynew hold [VAR, FIX]: the
 // factor indices of the tables address both; fix is copied into ynew once.
@@ -162,29 +236,28 @@ struct TeamWork {
 };
 
 // A rate term RCT(k) [* coef] * V.. * F.. (KPP's A(k) and B(n) statements, left to right):
-// the rate is RCONST(rate[k]), or the constant cst[k] when rate[k] < 0; fac[k*nfac ..] index
-// [VAR, FIX], -1 = none; coef (B only) is 1 where KPP writes no coefficient (exact).
+// coef only for B (1 where KPP writes no coefficient: exact).
 template <class T>
-static WRFGPU_HD T team_term(const int* rate, const float* cst, const float* coef, const int* fac,
-                             int nfac, int k, const T* rct, const T* v) {
-  const int r = WRFGPU_TEAM_LDG(rate + k);
-  T x = r >= 0 ? rct[r] : T(WRFGPU_TEAM_LDG(cst + k));
-  if (coef) x = x * T(WRFGPU_TEAM_LDG(coef + k));
-  for (int f = 0; f < nfac; ++f) {
-    const int l = WRFGPU_TEAM_LDG(fac + k * nfac + f);
-    if (l >= 0) x = x * v[l];
-  }
+static WRFGPU_HD T team_term(const TeamRate& q, bool coef, const T* rct, const T* v) {
+  T x = q.rate >= 0 ? rct[q.rate] : T(q.cst);
+  if (coef) x = x * T(q.coef);
+#pragma unroll
+  for (int f = 0; f < kTeamMaxFac; ++f)
+    if (q.fac[f] >= 0) x = x * v[q.fac[f]];
   return x;
 }
 
 // sum_t c_t * x[idx_t] term by term in table order, as KPP's one-statement sum (the first
 // term alone; c = +-1 multiplies exactly).
 template <class T>
-static WRFGPU_HD T team_sum(const int* ptr, const int* idx, const float* c, int i, const T* x) {
-  const int b = WRFGPU_TEAM_LDG(ptr + i), e = WRFGPU_TEAM_LDG(ptr + i + 1);
-  if (b == e) return T(0);
-  T acc = T(WRFGPU_TEAM_LDG(c + b)) * x[WRFGPU_TEAM_LDG(idx + b)];
-  for (int t = b + 1; t < e; ++t) acc = acc + T(WRFGPU_TEAM_LDG(c + t)) * x[WRFGPU_TEAM_LDG(idx + t)];
+static WRFGPU_HD T team_sum(const TeamSum& s, const TeamTerm* term, const T* x) {
+  if (s.b == s.e) return T(0);
+  TeamTerm t = team_load(term + s.b);
+  T acc = T(t.c) * x[t.idx];
+  for (int j = s.b + 1; j < s.e; ++j) {
+    t = team_load(term + j);
+    acc = acc + T(t.c) * x[t.idx];
+  }
   return acc;
 }
 
@@ -192,13 +265,11 @@ static WRFGPU_HD T team_sum(const int* ptr, const int* idx, const float* c, int 
 template <class Mech, class T, class Team>
 static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
                                T* a, T* vdot) {
-  tm.range(0, Mech::NREACT, [&](int k) {
-    a[k] = team_term(tb.a_rate, tb.a_const, (const float*)nullptr, tb.a_fac, tb.nfac_a, k, rct, v);
-  });
+  tm.range(0, Mech::NREACT, [&](int k) { a[k] = team_term(team_load(tb.a_rate + k), false, rct, v); });
   tm.sync();
   tm.range(0, Mech::NVAR, [&](int m) {
-    const int i = WRFGPU_TEAM_LDG(tb.vdot_order + m);
-    vdot[i] = team_sum(tb.vdot_ptr, tb.vdot_a, tb.vdot_c, i, a);
+    const TeamSum s = team_load(tb.vdot_sum + m);
+    vdot[s.out] = team_sum(s, tb.vdot_term, a);
   });
   tm.sync();
 }
@@ -207,13 +278,11 @@ static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v,
 template <class Mech, class T, class Team>
 static WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
                                T* b, T* jvs) {
-  tm.range(0, tb.nb, [&](int n) {
-    b[n] = team_term(tb.b_rate, tb.b_const, tb.b_coef, tb.b_fac, tb.nfac_b, n, rct, v);
-  });
+  tm.range(0, tb.nb, [&](int n) { b[n] = team_term(team_load(tb.b_rate + n), true, rct, v); });
   tm.sync();
   tm.range(0, Mech::LU_NONZERO, [&](int m) {
-    const int n = WRFGPU_TEAM_LDG(tb.jvs_order + m);
-    jvs[n] = team_sum(tb.jvs_ptr, tb.jvs_b, tb.jvs_c, n, b);
+    const TeamSum s = team_load(tb.jvs_sum + m);
+    jvs[s.out] = team_sum(s, tb.jvs_term, b);
   });
   tm.sync();
 }
@@ -237,7 +306,7 @@ static WRFGPU_HD void team_op(const int* ops, int i, int& x, int& y) {
 template <class Mech, class T, class Team>
 static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
   const int k = tm.first(Mech::NVAR, [&](int r) {
-    const T d = jvs[WRFGPU_TEAM_LDG(tb.lu_diag + r)];
+    const T d = jvs[team_ldg(tb.lu_diag + r)];
     return !((d < T(0) ? -d : d) >= (sizeof(T) == sizeof(float) ? (T)FLT_MIN : (T)DBL_MIN));
   });
   if (k < Mech::NVAR) return k + 1;
@@ -308,7 +377,7 @@ static WRFGPU_HD bool team_prepare_matrix(const Team& tm, const TeamTables& tb, 
     tm.sync();
     const double ghinv = 1.0 / ((double)direction * H * gam);
     tm.range(0, Mech::NVAR, [&](int i) {
-      const int d = WRFGPU_TEAM_LDG(tb.lu_diag + i);
+      const int d = team_ldg(tb.lu_diag + i);
       ghimj[d] = (T)((double)ghimj[d] + ghinv);
     });
     tm.sync();

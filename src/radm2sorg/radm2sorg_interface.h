@@ -159,25 +159,31 @@ static inline kpp::TeamTables team_tables_host() {
   namespace t = mech::team;
   static_assert(t::TEAM_LANES == 32, "the team schedules are made for 32 lanes");
   kpp::TeamTables tb;
+  static_assert(t::NFAC_A <= kpp::kTeamMaxFac && t::NFAC_B <= kpp::kTeamMaxFac,
+                "more rate factors than a TeamRate holds");
+  struct Packed {
+    std::vector<kpp::TeamRate> a, b;
+    std::vector<kpp::TeamSum> vdot, jvs;
+    std::vector<kpp::TeamTerm> vdot_term, jvs_term;
+  };
+  static const Packed pk = [] {
+    Packed p;
+    p.a = kpp::team_pack_rates(mech::NREACT, t::NFAC_A, t::A_RATE, t::A_CONST, nullptr, t::A_FAC);
+    p.b = kpp::team_pack_rates(t::NB, t::NFAC_B, t::B_RATE, t::B_CONST, t::B_COEF, t::B_FAC);
+    kpp::team_pack_sums(mech::NVAR, t::VDOT_PTR, t::VDOT_A, t::VDOT_C, t::VDOT_ORDER, p.vdot,
+                        p.vdot_term);
+    kpp::team_pack_sums(mech::LU_NONZERO, t::JVS_PTR, t::JVS_B, t::JVS_C, t::JVS_ORDER, p.jvs,
+                        p.jvs_term);
+    return p;
+  }();
   tb.nb = t::NB;
-  tb.nfac_a = t::NFAC_A;
-  tb.nfac_b = t::NFAC_B;
   tb.lu_diag = mech::LU_DIAG;
-  tb.a_rate = t::A_RATE;
-  tb.a_const = t::A_CONST;
-  tb.a_fac = t::A_FAC;
-  tb.vdot_ptr = t::VDOT_PTR;
-  tb.vdot_a = t::VDOT_A;
-  tb.vdot_c = t::VDOT_C;
-  tb.vdot_order = t::VDOT_ORDER;
-  tb.b_rate = t::B_RATE;
-  tb.b_const = t::B_CONST;
-  tb.b_coef = t::B_COEF;
-  tb.b_fac = t::B_FAC;
-  tb.jvs_ptr = t::JVS_PTR;
-  tb.jvs_b = t::JVS_B;
-  tb.jvs_c = t::JVS_C;
-  tb.jvs_order = t::JVS_ORDER;
+  tb.a_rate = pk.a.data();
+  tb.b_rate = pk.b.data();
+  tb.vdot_sum = pk.vdot.data();
+  tb.jvs_sum = pk.jvs.data();
+  tb.vdot_term = pk.vdot_term.data();
+  tb.jvs_term = pk.jvs_term.data();
   tb.decomp_nlev = t::DECOMP_NLEV;
   tb.decomp_lev = t::DECOMP_LEV;
   tb.decomp_op = reinterpret_cast<const int*>(t::DECOMP_OP);
