@@ -228,10 +228,9 @@ struct TeamWork {
   T* fcn;     // NVAR
   T* k;       // S * NVAR
   T* yerr;    // NVAR
-  T* jac0;    // LU_NONZERO
   T* ghimj;   // LU_NONZERO
   T* ab;      // NREACT: the rate terms A(k) of fun
-  T* b;       // NB: the rate terms B(n) of jac_sp (may share Ghimj's space)
+  T* b;       // NB: the rate terms B(n) of jac_sp (may share the space of Fcn, Yerr, K)
   double* q;  // NVAR: the error norm's terms (may share K's space)
 };
 
@@ -366,14 +365,22 @@ static WRFGPU_HD void team_copy(const Team& tm, int n, const T* x, T* y) {
   tm.range(0, n, [&](int i) { y[i] = x[i]; });
 }
 
-// ros_PrepareMatrix (see kpp_rosenbrock.h).
+// ros_PrepareMatrix (see kpp_rosenbrock.h): Ghimj = -Jac0 + 1/(H*gam) on the diagonal, then
+// kpp_decomp. The team keeps no copy of Jac0 (one LU-sized array per cell in shared memory,
+// not two): jac_sp writes the Jacobian into Ghimj at the start of a step (fresh), and when
+// the matrix has to be rebuilt (a rejected step, a singular matrix) jac_sp is evaluated again
+// from the same y and rate constants, which gives the same Jacobian bitwise. Not counted
+// again in st.njac: KPP evaluates it once per step.
 template <class Mech, class T, class Team>
 static WRFGPU_HD bool team_prepare_matrix(const Team& tm, const TeamTables& tb, double& H,
-                                          int direction, double gam, const T* jac0, T* ghimj,
+                                          int direction, double gam, const T* y,
+                                          const T* rconst, T* b, T* ghimj, bool& fresh,
                                           RosStats& st) {
   int nconsecutive = 0;
   for (;;) {
-    tm.range(0, Mech::LU_NONZERO, [&](int i) { ghimj[i] = -jac0[i]; });
+    if (!fresh) team_jac<Mech>(tm, tb, y, rconst, b, ghimj);
+    fresh = false;
+    tm.range(0, Mech::LU_NONZERO, [&](int i) { ghimj[i] = -ghimj[i]; });
     tm.sync();
     const double ghinv = 1.0 / ((double)direction * H * gam);
     tm.range(0, Mech::NVAR, [&](int i) {
@@ -426,11 +433,13 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
     tm.sync();  // y complete (accepted step) before it is read across members
     team_fun<Mech>(tm, tb, y, rconst, w.ab, w.fcn0);
     st.nfun++;
-    team_jac<Mech>(tm, tb, y, rconst, w.b, w.jac0);
+    team_jac<Mech>(tm, tb, y, rconst, w.b, w.ghimj);  // Jac0, negated in place by prepare
     st.njac++;
+    bool fresh = true;
 
     for (;;) {  // UntilAccepted
-      if (!team_prepare_matrix<Mech>(tm, tb, H, direction, r.Gamma[0], w.jac0, w.ghimj, st)) {
+      if (!team_prepare_matrix<Mech>(tm, tb, H, direction, r.Gamma[0], y, rconst, w.b, w.ghimj,
+                                     fresh, st)) {
         st.texit = T_;
         return st.status = -8;
       }

@@ -60,7 +60,7 @@ static void run_cpu_team_t(const CellOptions& opt, bool reverse, std::size_t nce
                            const float* met, float* vdrog3, const StateMap& map, int* stats) {
   const kpp::TeamTables tb = team_tables_host();
   const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
-  const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1, true);
+  const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1);
 #pragma omp parallel
   {
     std::vector<T> block(L.nT);
@@ -75,7 +75,7 @@ static void run_cpu_team_t(const CellOptions& opt, bool reverse, std::size_t nce
       double time_end;
       const kpp::RosControl ctl = cell_controls(opt, time_end);
       kpp::RosStats st;
-      const kpp::TeamWork<T> w = team_work_at<T>(L, block.data(), nullptr);
+      const kpp::TeamWork<T> w = team_work_at<T>(L, block.data());
       kpp::ros_integrate_team<Mech, T>(tm, tb, y, rconst.data(), 0.0, time_end, ctl, st, w);
       cell_epilogue<T>(c, ncell, state, met, vdrog3, map, opt, y, rconst.data(), 1);
       store_stats(stats, ncell, c, st);

@@ -108,11 +108,10 @@ std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
 template <class T>
 __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     radm2sorg_team_kernel(CellOptions opt, kpp::TeamTables tb, TeamLayout L, std::size_t ncell,
-                          T* __restrict__ cells, T* __restrict__ jac0_all,
+                          T* __restrict__ cells,
                           int* __restrict__ stats, unsigned long long* __restrict__ next) {
   extern __shared__ double team_smem[];
   const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31u);
-  const int nwarps = (int)(blockDim.x >> 5);
   {  // the schedules into shared memory, for the whole block
     int* sh = reinterpret_cast<int*>(team_smem);
     const int n1 = 2 * mech::team::DECOMP_NOPS, n2 = tb.solve_nrun, n3 = tb.decomp_nlev + 1;
@@ -130,8 +129,8 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
   }
   T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + team_sched_bytes(tb)) +
              (std::size_t)warp * team_warp_vals<T>(L);
-  T* jac0 = jac0_all + ((std::size_t)blockIdx.x * nwarps + warp) * mech::LU_NONZERO;
-  const kpp::TeamWork<T> w = team_work_at<T>(L, block, jac0);
+  const kpp::TeamWork<T> w = team_work_at<T>(L, block);
+  T* rct = block + L.rct;
   T* y = block + L.y;
   double time_end;
   const kpp::RosControl ctl = cell_controls(opt, time_end);
@@ -143,10 +142,10 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     if (c >= ncell) break;
     T* b = cells + c * kCellVals;
     for (int i = lane; i < mech::NVAR + mech::NFIX; i += 32) y[i] = b[i];
+    for (int i = lane; i < mech::NREACT; i += 32) rct[i] = b[mech::NVAR + mech::NFIX + i];
     __syncwarp();
     kpp::RosStats st;
-    kpp::ros_integrate_team<Mech, T>(tm, tb, y, b + mech::NVAR + mech::NFIX, 0.0, time_end, ctl,
-                                     st, w);
+    kpp::ros_integrate_team<Mech, T>(tm, tb, y, rct, 0.0, time_end, ctl, st, w);
     for (int i = lane; i < mech::NVAR; i += 32) b[i] = y[i];
     if (lane == 0) {
       stats[0 * ncell + c] = st.nstp;
@@ -251,7 +250,6 @@ struct GpuBuffers {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
   DeviceBuffer<double> scratch;  // reinterpreted for float
-  DeviceBuffer<double> jac0;     // warp per cell: each resident warp's Jacobian
   DeviceBuffer<unsigned long long> next;  // warp per cell: the next cell to take
 };
 GpuBuffers& buffers() {
@@ -305,21 +303,19 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       NvtxRange r("radm2sorg team kernels");
       const kpp::TeamTables& tb = device_team_tables();
       const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
-      const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1, false);
+      const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1);
       const TeamLaunch& cfg = team_launch<T>(L);
       const int warps = cfg.warps;
       const std::size_t smem = cfg.smem;
       const std::size_t want = (n + warps - 1) / warps;
       const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg.per_sm * cfg.nsm, want);
-      const std::size_t nj = ((std::size_t)grid * warps * mech::LU_NONZERO * sizeof(T) + 7) / 8;
-      T* jac0 = reinterpret_cast<T*>(B.jac0.reserve(nj));
       unsigned long long* next = B.next.reserve(1);
       const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
       tm.start();
       WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long)));
       team_prologue_kernel<T><<<b1, tb1>>>(opt, map, n, ds, dm, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-      radm2sorg_team_kernel<T><<<grid, warps * 32, smem>>>(opt, tb, L, n, scr, jac0, dst, next);
+      radm2sorg_team_kernel<T><<<grid, warps * 32, smem>>>(opt, tb, L, n, scr, dst, next);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
       team_epilogue_kernel<T><<<b1, tb1>>>(opt, map, n, ds, dm, dv, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");

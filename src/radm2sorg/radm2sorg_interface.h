@@ -196,18 +196,19 @@ static inline kpp::TeamTables team_tables_host() {
   return tb;
 }
 
-// Per-cell values of a team: TeamWork arrays plus y = [VAR, FIX] (stride 1), in T units.
-// Laid out y, ynew, fcn0, fcn, yerr, k, ghimj, ab, then jac0 (the GPU keeps jac0 out of
-// shared memory: jac0_in_block = false). Two arrays share space with arrays that are dead
-// while they are live, so that more cells fit in a GPU's shared memory:
-//   - B(n), live only inside jac_sp, uses Ghimj (rebuilt from Jac0 after jac_sp) when it
-//     fits; ab then holds the A(k) of fun only;
+// Per-cell values of a team: TeamWork arrays plus y = [VAR, FIX] (stride 1) and the rate
+// constants, in T units, laid out y, ynew, fcn0, fcn, yerr, k, ghimj, ab, rct. There is no
+// Jac0 (team_prepare_matrix). Two arrays share space with arrays that are dead while they
+// are live, so that more cells fit in a GPU's shared memory:
+//   - B(n), live only inside jac_sp (at the start of a step, or when the matrix is rebuilt
+//     after a rejected step), uses Fcn, Yerr and K when it fits;
 //   - the error norm's terms (doubles) use K (dead once Ynew and Yerr are formed; the
 //     integrator syncs the team before writing them).
+// rct: the GPU kernel copies the cell's rate constants there (the CPU passes its own array).
 struct TeamLayout {
-  int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, b, jac0, q, nT;  // offsets / size in T
+  int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, b, q, rct, nT;  // offsets / size in T
 };
-static WRFGPU_HD TeamLayout team_layout(int nstage, bool jac0_in_block) {
+static WRFGPU_HD TeamLayout team_layout(int nstage) {
   const int n = mech::NVAR, nf = mech::NFIX, lu = mech::LU_NONZERO, nb = mech::team::NB;
   TeamLayout L;
   L.y = 0;
@@ -219,16 +220,15 @@ static WRFGPU_HD TeamLayout team_layout(int nstage, bool jac0_in_block) {
   L.q = L.k;
   L.ghimj = L.k + (nstage > 2 ? nstage : 2) * n;  // K holds the n doubles of q in float too
   L.ab = L.ghimj + lu;
-  const bool b_in_ghimj = nb <= lu;
-  L.b = b_in_ghimj ? L.ghimj : L.ab;
-  const int nab = b_in_ghimj || mech::NREACT > nb ? mech::NREACT : nb;
-  L.jac0 = jac0_in_block ? L.ab + nab : -1;
-  L.nT = L.ab + nab + (jac0_in_block ? lu : 0);
+  const bool b_shared = nb <= L.ghimj - L.fcn;
+  L.b = b_shared ? L.fcn : L.ab + mech::NREACT;
+  L.rct = L.ab + mech::NREACT + (b_shared ? 0 : nb);
+  L.nT = L.rct + mech::NREACT;
   L.nT = (L.nT + 1) & ~1;  // the next cell's block 8-byte aligned too
   return L;
 }
 template <class T>
-static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block, T* jac0) {
+static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block) {
   kpp::TeamWork<T> w;
   w.ynew = block + L.ynew;
   w.fcn0 = block + L.fcn0;
@@ -238,7 +238,6 @@ static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block, T*
   w.ghimj = block + L.ghimj;
   w.ab = block + L.ab;
   w.b = block + L.b;
-  w.jac0 = L.jac0 >= 0 ? block + L.jac0 : jac0;
   w.q = reinterpret_cast<double*>(block + L.q);
   return w;
 }
