@@ -9,7 +9,8 @@
 //   - kpp_decomp: the generated level schedule (src/<model>/generated/<model>_team.h): the
 //     operations of a level are independent, the levels keep the serial order of every value;
 //   - kpp_solve: by rows (lane r % 32 owns X(r)), with a barrier only where a lane needs a
-//     value another lane writes: 25 segments instead of 126 levels for RADM2SORG;
+//     value another lane writes: 25 segments instead of 126 levels for RADM2SORG; a lane's
+//     consecutive operations on one X(t) keep X(t) in a register (team_solve_runs);
 //   - vector updates (WAXPY, copies): one member per species;
 //   - scalars (step size, error norm, acceptance): every member computes the same values.
 // Each sum is still evaluated term by term in KPP's order by one member, the error norm's
