@@ -63,18 +63,6 @@ struct TeamTables {
   const int* solve_run = nullptr;   // the solve's runs (team_solve_runs)
 };
 
-// kpp_solve's by-rows schedule (the generated SOLVE_SEG / SOLVE_OP) as runs: a lane's
-// consecutive operations on one X(t) within a segment become one run, so that X(t) is read
-// once, updated in a register and stored once. (Operation by operation, every term was a
-// shared-memory read-modify-write of X(t) and the solve was a chain of memory latencies: 59%
-// of the warp kernel's instructions on the H100.) A run is
-//   {t | n << 16, p_div + 1 (0: none)}, then n terms {p | q << 16}:
-//   X(t) = X(t) - JVS(p)*X(q) for each term in order, then X(t) = X(t)/JVS(p_div),
-// the operations and their order unchanged. op: the {x, y} pairs of the generated table.
-struct TeamSolveRuns {
-  std::vector<int> run, rseg;
-};
-
 // The packed rate terms: rate, cst, coef (1 when null: B's coefficient where KPP writes
 // none, A's never used), fac[k*nfac ..] padded with -1. nfac <= kTeamMaxFac.
 inline std::vector<TeamRate> team_pack_rates(int n, int nfac, const int* rate, const float* cst,
@@ -100,6 +88,18 @@ inline void team_pack_sums(int n, const int* ptr, const int* idx, const float* c
     sum[m] = TeamSum{i, ptr[i], ptr[i + 1], 0};
   }
 }
+
+// kpp_solve's by-rows schedule (the generated SOLVE_SEG / SOLVE_OP) as runs: a lane's
+// consecutive operations on one X(t) within a segment become one run, so that X(t) is read
+// once, updated in a register and stored once. (Operation by operation, every term was a
+// shared-memory read-modify-write of X(t) and the solve was a chain of memory latencies: 59%
+// of the warp kernel's instructions on the H100.) A run is
+//   {t | n << 16, p_div + 1 (0: none)}, then n terms {p | q << 16}:
+//   X(t) = X(t) - JVS(p)*X(q) for each term in order, then X(t) = X(t)/JVS(p_div),
+// the operations and their order unchanged. op: the {x, y} pairs of the generated table.
+struct TeamSolveRuns {
+  std::vector<int> run, rseg;
+};
 inline TeamSolveRuns team_solve_runs(int nseg, const int* seg, const int* op) {
   TeamSolveRuns r;
   r.rseg.push_back(0);

@@ -7,15 +7,6 @@ namespace wrfgpu {
 namespace radm2sorg {
 namespace WRFGPU_MODE_NS {
 
-// stats: nstp, nacc, nrej, nsng, status of each cell, field-major.
-static void store_stats(int* stats, std::size_t ncell, std::size_t c, const kpp::RosStats& st) {
-  stats[0 * ncell + c] = st.nstp;
-  stats[1 * ncell + c] = st.nacc;
-  stats[2 * ncell + c] = st.nrej;
-  stats[3 * ncell + c] = st.nsng;
-  stats[4 * ncell + c] = st.status;
-}
-
 template <class T>
 static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, const float* met,
                       float* vdrog3, const StateMap& map, int* stats) {

@@ -53,11 +53,7 @@ __global__ void radm2sorg_kernel(CellOptions opt, StateMap map, std::size_t ncel
       kpp::ros_work_at<Mech, T>(base + (mech::NVAR + mech::NFIX + mech::NREACT) * s, s);
   kpp::RosStats st;
   run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, s, st);
-  stats[0 * ncell + c] = st.nstp;
-  stats[1 * ncell + c] = st.nacc;
-  stats[2 * ncell + c] = st.nrej;
-  stats[3 * ncell + c] = st.nsng;
-  stats[4 * ncell + c] = st.status;
+  store_stats(stats, ncell, c, st);
 }
 
 // ---- warp per cell ----------------------------------------------------------------------
@@ -85,11 +81,6 @@ __global__ void team_epilogue_kernel(CellOptions opt, StateMap map, std::size_t 
   cell_epilogue<T>(c, ncell, state, met, vdrog3, map, opt, b, b + mech::NVAR + mech::NFIX, 1);
 }
 
-// T values of shared memory per warp (the TeamLayout block)
-template <class T>
-__host__ __device__ inline int team_warp_vals(const TeamLayout& L) {
-  return L.nT;
-}
 // Shared memory of a block: the decomposition and solve schedules (decomp ops, solve runs,
 // then their offsets), then one TeamLayout block per warp.
 __host__ __device__ inline int team_sched_ints(const kpp::TeamTables& tb) {
@@ -102,7 +93,7 @@ __host__ __device__ inline std::size_t team_sched_bytes(const kpp::TeamTables& t
 const kpp::TeamTables& device_team_tables();
 template <class T>
 std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
-  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * team_warp_vals<T>(L) * sizeof(T);
+  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * L.nT * sizeof(T);
 }
 
 template <class T>
@@ -128,7 +119,7 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     __syncthreads();
   }
   T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + team_sched_bytes(tb)) +
-             (std::size_t)warp * team_warp_vals<T>(L);
+             (std::size_t)warp * L.nT;  // one TeamLayout block per warp
   const kpp::TeamWork<T> w = team_work_at<T>(L, block);
   T* rct = block + L.rct;
   T* y = block + L.y;
@@ -147,13 +138,7 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     kpp::RosStats st;
     kpp::ros_integrate_team<Mech, T>(tm, tb, y, rct, 0.0, time_end, ctl, st, w);
     for (int i = lane; i < mech::NVAR; i += 32) b[i] = y[i];
-    if (lane == 0) {
-      stats[0 * ncell + c] = st.nstp;
-      stats[1 * ncell + c] = st.nacc;
-      stats[2 * ncell + c] = st.nrej;
-      stats[3 * ncell + c] = st.nsng;
-      stats[4 * ncell + c] = st.status;
-    }
+    if (lane == 0) store_stats(stats, ncell, c, st);
     __syncwarp();
   }
 }

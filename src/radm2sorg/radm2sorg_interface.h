@@ -242,6 +242,16 @@ static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block) {
   return w;
 }
 
+// stats: nstp, nacc, nrej, nsng, status of each cell, field-major (both backends).
+static WRFGPU_HD void store_stats(int* stats, std::size_t ncell, std::size_t c,
+                                  const kpp::RosStats& st) {
+  stats[0 * ncell + c] = st.nstp;
+  stats[1 * ncell + c] = st.nacc;
+  stats[2 * ncell + c] = st.nrej;
+  stats[3 * ncell + c] = st.nsng;
+  stats[4 * ncell + c] = st.status;
+}
+
 // One cell: reads state/met at `cell`, integrates, writes state (and vdrog3 when p_nu0 > 1).
 // var/fix/rconst/work are this cell's KPP arrays with stride s. Returns IERR.
 template <class T>
