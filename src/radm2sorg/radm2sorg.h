@@ -37,7 +37,7 @@ struct Options {
   int p_nu0 = 2;                 // > 1: compute vdrog3 (WRF: SORGAM aerosols present)
   int max_no_steps = 0;          // ICNTRL(4): 0 -> KPP default 100000
   bool throw_on_failure = true;  // a cell with IERR < 0 -> RuntimeError after the run
-  std::size_t gpu_batch = 262144;  // cells per GPU launch (scratch ~17 KB/cell in double)
+  std::size_t gpu_batch = 262144;  // cells per GPU chunk (thread kernel scratch ~17 KB/cell in double)
   // WRF's cell-order CO2 (CPU backend only; for validation against WRF-Chem's own output).
   // WRF's radm2sorg_interface never loads var(ind_CO2): each cell starts from the CO2 the
   // previous cell of the loop (j, k, i) ended with, and that value enters the step-size
@@ -58,8 +58,9 @@ struct Stats {
   std::vector<Failure> failures;                    // cells with status < 0
   Backend backend_used = Backend::Cpu;
   double seconds = 0;                               // wall time of the integration
-  // GPU backend: H2D, kernel and D2H times (ms, CUDA events, summed over batches); the rest
-  // of `seconds` is the host's input checks and packing.
+  // GPU backend (ms, CUDA events): H2D and D2H summed over the call's chunks, kernel from
+  // the first chunk's kernels starting to the last chunk's ending (chunks overlap one
+  // another's copies); the rest of `seconds` is the host's packing into page-locked staging.
   double gpu_h2d_ms = 0, gpu_kernel_ms = 0, gpu_d2h_ms = 0;
 };
 

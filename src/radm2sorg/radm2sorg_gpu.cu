@@ -231,84 +231,153 @@ const kpp::TeamTables& device_team_tables() {
   return dev;
 }
 
-struct GpuBuffers {
+// One pipeline slot: a chunk's device buffers, its page-locked staging and its stream. Two
+// slots let chunk i+1 be packed and copied in while chunk i integrates.
+struct Slot {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
-  DeviceBuffer<double> scratch;  // reinterpreted for float
+  DeviceBuffer<double> scratch;           // reinterpreted for float
   DeviceBuffer<unsigned long long> next;  // warp per cell: the next cell to take
+  PinnedBuffer<float> h_state, h_met, h_vdrog3;
+  PinnedBuffer<int> h_stats;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;  // the slot's last D2H finished: its staging may be reused
+  ~Slot() {
+    if (done) cudaEventDestroy(done);
+    if (stream) cudaStreamDestroy(stream);
+  }
 };
-GpuBuffers& buffers() {
-  static GpuBuffers b;
-  return b;
+constexpr int kSlots = 2;
+Slot* slots() {
+  static Slot s[kSlots];
+  for (Slot& x : s)
+    if (!x.stream) {
+      WRFGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&x.stream, cudaStreamNonBlocking));
+      WRFGPU_CUDA_CHECK(cudaEventCreateWithFlags(&x.done, cudaEventDisableTiming));
+    }
+  return s;
 }
 
+// Per-chunk timing events (created once, grown as needed): H2D start, kernels start,
+// kernels end, D2H end.
+struct ChunkEvents {
+  std::vector<cudaEvent_t> ev;
+  cudaEvent_t at(std::size_t i) {
+    while (ev.size() <= i) {
+      cudaEvent_t e;
+      WRFGPU_CUDA_CHECK(cudaEventCreate(&e));
+      ev.push_back(e);
+    }
+    return ev[i];
+  }
+  ~ChunkEvents() { for (cudaEvent_t e : ev) cudaEventDestroy(e); }
+};
+ChunkEvents& chunk_events() {
+  static ChunkEvents e;
+  return e;
+}
+
+// Cells per chunk: at most `batch` (device scratch), as few chunks as that allows. Cutting a
+// call into more chunks than that overlaps more of its copies but costs more: a chunk's
+// persistent team kernel ends with a tail of partly idle blocks (measured on an H100,
+// 28,899 cells: 1, 2, 4 and 8 chunks took 13.0, 12.7, 14.1 and 18.8 ms end to end).
+// WRFGPU_RADM2SORG_CHUNKS (tuning, measurement) sets the count.
+std::size_t chunk_cells(std::size_t ncell, std::size_t batch, bool warp) {
+  std::size_t nchunk = (ncell + batch - 1) / batch;
+  if (const char* e = std::getenv("WRFGPU_RADM2SORG_CHUNKS"))
+    if (std::atol(e) > 0) nchunk = std::max<std::size_t>((std::size_t)std::atol(e), (ncell + batch - 1) / batch);
+  if (nchunk < 1) nchunk = 1;
+  return (ncell + nchunk - 1) / nchunk;
+}
+
+// The call, cut into chunks of cells that go through two pipeline slots: the host packs a
+// chunk's fields (the caller's arrays are field-major, field f of cell c at f*ncell + c) into
+// the slot's page-locked staging, the slot's stream copies them in, runs the kernels and
+// copies the results out; while it does, the host packs the next chunk into the other slot
+// and unpacks the chunk before. vdrog3 is only an output (written for every cell when
+// p_nu0 > 1, else left alone), so it is never copied in.
 template <class T>
 void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell, float* state,
                const float* met, float* vdrog3, const StateMap& map, int* stats,
                std::size_t batch, GpuTimes* times) {
-  GpuBuffers& B = buffers();
+  Slot* S = slots();
+  ChunkEvents& E = chunk_events();
   const std::size_t per_cell =
       mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
   if (const char* e = std::getenv("WRFGPU_RADM2SORG_BATCH"))
     if (std::atol(e) > 0) batch = (std::size_t)std::atol(e);
   if (batch == 0 || batch > ncell) batch = ncell;
-  GpuTimes sum;
-  EventTimer tm;
-  // The caller's arrays are field-major with the cell innermost (field f of cell c at
-  // f*ncell + c), so a batch of cells is a strided 2-D block: copied straight to and from
-  // the device (pitch ncell) with no staging copy on the host.
-  auto h2d = [&](float* dst, const float* src, std::size_t n, int nfield) {
-    WRFGPU_CUDA_CHECK(cudaMemcpy2D(dst, n * sizeof(float), src, ncell * sizeof(float),
-                                   n * sizeof(float), nfield, cudaMemcpyHostToDevice));
+  const std::size_t chunk = chunk_cells(ncell, batch, warp);
+  const std::size_t nchunk = (ncell + chunk - 1) / chunk;
+  const bool out_vd = opt.p_nu0 > 1;
+  const int nsf = kNState, nmf = kNMet, nvf = out_vd ? kLdrog : 0;
+
+  // Packing and unpacking are plain copies of whole fields, one field per OpenMP thread
+  // (the caller's arrays are pageable: one thread's memcpy rate would be most of a small
+  // call's time). Inside a parallel region of the caller they run on its thread alone.
+  auto pack = [&](std::size_t i) {
+    Slot& sl = S[i % kSlots];
+    const std::size_t c0 = i * chunk, n = std::min(chunk, ncell - c0);
+    float* hs = sl.h_state.reserve(nsf * n);
+    float* hm = sl.h_met.reserve(nmf * n);
+#pragma omp parallel for schedule(static)
+    for (int f = 0; f < nsf + nmf; ++f) {
+      if (f < nsf) std::memcpy(hs + f * n, state + f * ncell + c0, n * sizeof(float));
+      else std::memcpy(hm + (f - nsf) * n, met + (f - nsf) * ncell + c0, n * sizeof(float));
+    }
   };
-  auto d2h = [&](void* dst, const void* src, std::size_t n, std::size_t elem, int nfield) {
-    WRFGPU_CUDA_CHECK(cudaMemcpy2D(dst, ncell * elem, src, n * elem, n * elem, nfield,
-                                   cudaMemcpyDeviceToHost));
+  auto unpack = [&](std::size_t i) {
+    Slot& sl = S[i % kSlots];
+    const std::size_t c0 = i * chunk, n = std::min(chunk, ncell - c0);
+    WRFGPU_CUDA_CHECK(cudaEventSynchronize(sl.done));
+#pragma omp parallel for schedule(static)
+    for (int f = 0; f < nsf + nvf + 5; ++f) {
+      if (f < nsf)
+        std::memcpy(state + f * ncell + c0, sl.h_state.data() + f * n, n * sizeof(float));
+      else if (f < nsf + nvf)
+        std::memcpy(vdrog3 + (f - nsf) * ncell + c0, sl.h_vdrog3.data() + (f - nsf) * n, n * sizeof(float));
+      else
+        std::memcpy(stats + (f - nsf - nvf) * ncell + c0, sl.h_stats.data() + (f - nsf - nvf) * n, n * sizeof(int));
+    }
   };
-  for (std::size_t c0 = 0; c0 < ncell; c0 += batch) {
-    const std::size_t n = (c0 + batch <= ncell) ? batch : ncell - c0;
-    float* ds = B.state.reserve(kNState * n);
-    float* dm = B.met.reserve(kNMet * n);
-    float* dv = B.vdrog3.reserve(kLdrog * n);
-    int* dst = B.stats.reserve(5 * n);
+  auto enqueue = [&](std::size_t i) {
+    Slot& sl = S[i % kSlots];
+    const cudaStream_t st = sl.stream;
+    const std::size_t c0 = i * chunk, n = std::min(chunk, ncell - c0);
+    (void)c0;
+    float* ds = sl.state.reserve(nsf * n);
+    float* dm = sl.met.reserve(nmf * n);
+    float* dv = sl.vdrog3.reserve(kLdrog * n);
+    int* dst = sl.stats.reserve(5 * n);
+    sl.h_vdrog3.reserve(kLdrog * n);
+    sl.h_stats.reserve(5 * n);
     const std::size_t vals = warp ? (std::size_t)kCellVals : per_cell;
     const std::size_t nscr = (vals * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
-    T* scr = reinterpret_cast<T*>(B.scratch.reserve(nscr));
-    {
-      NvtxRange r("radm2sorg H2D");
-      tm.start();
-      h2d(ds, state + c0, n, kNState);
-      h2d(dm, met + c0, n, kNMet);
-      h2d(dv, vdrog3 + c0, n, kLdrog);
-      tm.stop();
-      sum.h2d_ms += tm.ms();
-    }
+    T* scr = reinterpret_cast<T*>(sl.scratch.reserve(nscr));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i), st));
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(ds, sl.h_state.data(), nsf * n * sizeof(float),
+                                      cudaMemcpyHostToDevice, st));
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, sl.h_met.data(), nmf * n * sizeof(float),
+                                      cudaMemcpyHostToDevice, st));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 1), st));
     if (warp) {
-      NvtxRange r("radm2sorg team kernels");
       const kpp::TeamTables& tb = device_team_tables();
       const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
       const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1);
       const TeamLaunch& cfg = team_launch<T>(L);
-      const int warps = cfg.warps;
-      const std::size_t smem = cfg.smem;
-      const std::size_t want = (n + warps - 1) / warps;
+      const std::size_t want = (n + cfg.warps - 1) / cfg.warps;
       const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg.per_sm * cfg.nsm, want);
-      unsigned long long* next = B.next.reserve(1);
+      unsigned long long* next = sl.next.reserve(1);
       const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
-      tm.start();
-      WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long)));
-      team_prologue_kernel<T><<<b1, tb1>>>(opt, map, n, ds, dm, scr);
+      WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
+      team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-      radm2sorg_team_kernel<T><<<grid, warps * 32, smem>>>(opt, tb, L, n, scr, dst, next);
+      radm2sorg_team_kernel<T><<<grid, cfg.warps * 32, cfg.smem, st>>>(opt, tb, L, n, scr, dst, next);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
-      team_epilogue_kernel<T><<<b1, tb1>>>(opt, map, n, ds, dm, dv, scr);
+      team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
-      tm.stop();
-      sum.kernel_ms += tm.ms();
-      WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
     } else {
-      NvtxRange r("radm2sorg kernel");
       // threads per block: WRFGPU_RADM2SORG_BLOCK (tuning), default 64
       static const int threads = [] {
         const char* e = std::getenv("WRFGPU_RADM2SORG_BLOCK");
@@ -316,24 +385,48 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
         return (t >= 32 && t <= 1024) ? t : 64;
       }();
       const unsigned blocks = (unsigned)((n + threads - 1) / threads);
-      tm.start();
-      radm2sorg_kernel<T><<<blocks, threads>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
+      radm2sorg_kernel<T><<<blocks, threads, 0, st>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_kernel");
-      tm.stop();
-      sum.kernel_ms += tm.ms();
-      WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
     }
-    {
-      NvtxRange r("radm2sorg D2H");
-      tm.start();
-      d2h(state + c0, ds, n, sizeof(float), kNState);
-      d2h(vdrog3 + c0, dv, n, sizeof(float), kLdrog);
-      d2h(stats + c0, dst, n, sizeof(int), 5);
-      tm.stop();
-      sum.d2h_ms += tm.ms();
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 2), st));
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_state.data(), ds, nsf * n * sizeof(float),
+                                      cudaMemcpyDeviceToHost, st));
+    if (nvf > 0)
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_vdrog3.data(), dv, nvf * n * sizeof(float),
+                                        cudaMemcpyDeviceToHost, st));
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_stats.data(), dst, 5 * n * sizeof(int),
+                                      cudaMemcpyDeviceToHost, st));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 3), st));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(sl.done, st));
+  };
+
+  {
+    NvtxRange r("radm2sorg chunks");
+    for (std::size_t i = 0; i < nchunk; ++i) {
+      if (i >= (std::size_t)kSlots) unpack(i - kSlots);  // frees the slot's staging
+      pack(i);
+      enqueue(i);
     }
+    for (std::size_t i = nchunk > (std::size_t)kSlots ? nchunk - kSlots : 0; i < nchunk; ++i) unpack(i);
   }
-  if (times) *times = sum;
+  WRFGPU_CUDA_CHECK(cudaGetLastError());  // an execution error of any chunk, now
+  if (times) {
+    // H2D and D2H: the copies' intervals summed over chunks; kernel: from the first chunk's
+    // kernels starting to the last kernels ending (the chunks' kernels overlap one another
+    // and the other chunks' copies).
+    GpuTimes sum;
+    float t = 0, kend = 0;
+    for (std::size_t i = 0; i < nchunk; ++i) {
+      WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&t, E.at(4 * i), E.at(4 * i + 1)));
+      sum.h2d_ms += t;
+      WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&t, E.at(4 * i + 2), E.at(4 * i + 3)));
+      sum.d2h_ms += t;
+      WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&t, E.at(1), E.at(4 * i + 2)));
+      kend = std::max(kend, t);
+    }
+    sum.kernel_ms = kend;
+    *times = sum;
+  }
 }
 
 }  // namespace
