@@ -94,9 +94,11 @@ inline void team_pack_sums(int n, const int* ptr, const int* idx, const float* c
 // once, updated in a register and stored once. (Operation by operation, every term was a
 // shared-memory read-modify-write of X(t) and the solve was a chain of memory latencies: 59%
 // of the warp kernel's instructions on the H100.) A run is
-//   {t | n << 16, p_div + 1 (0: none)}, then n terms {p | q << 16}:
+//   {8t | n << 16, 8 p_div + 8 (0: none)}, then n terms {8p | 8q << 16}:
 //   X(t) = X(t) - JVS(p)*X(q) for each term in order, then X(t) = X(t)/JVS(p_div),
-// the operations and their order unchanged. op: the {x, y} pairs of the generated table.
+// the operations and their order unchanged. Indices are stored as byte offsets of doubles
+// (8 * index; team_solve halves them for float), so that a term's two addresses are one
+// mask or shift and one add each. op: the {x, y} pairs of the generated table.
 struct TeamSolveRuns {
   std::vector<int> run, rseg;
 };
@@ -112,12 +114,13 @@ inline TeamSolveRuns team_solve_runs(int nseg, const int* seg, const int* op) {
       int n = 0;
       while (i < seg[s + 1] && (op[2 * i] >> 1) == t) {
         const bool div = (op[2 * i] & 1) != 0;
-        if (div) r.run[h + 1] = (op[2 * i + 1] & 0xffff) + 1;
-        else { r.run.push_back(op[2 * i + 1]); ++n; }
+        const int p = op[2 * i + 1] & 0xffff, q = op[2 * i + 1] >> 16;
+        if (div) r.run[h + 1] = 8 * p + 8;
+        else { r.run.push_back(8 * p | (8 * q) << 16); ++n; }
         ++i;
         if (div) break;  // the division ends the row's run
       }
-      r.run[h] = t | (n << 16);
+      r.run[h] = 8 * t | (n << 16);
     }
     r.rseg.push_back((int)r.run.size());
   }
@@ -334,19 +337,25 @@ static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
 // level schedule, 126 levels, 31.7 ms; lane 0 running the unrolled kpp_solve, 33.7 ms.)
 template <class T, class Team>
 static WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* jvs, T* x) {
+  constexpr int sh = sizeof(T) == 8 ? 0 : 1;  // the runs' offsets are 8 * index
+  const char* jb = reinterpret_cast<const char*>(jvs);
+  char* xb = reinterpret_cast<char*>(x);
+  auto J = [&](unsigned off) -> T { return *reinterpret_cast<const T*>(jb + (off >> sh)); };
+  auto X = [&](unsigned off) -> T& { return *reinterpret_cast<T*>(xb + (off >> sh)); };
   for (int sg = 0; sg < tb.solve_nseg; ++sg) {
     tm.lanes([&](int lane) {
       const int e = tb.solve_rseg[sg * 32 + lane + 1];
       for (int i = tb.solve_rseg[sg * 32 + lane]; i < e;) {
-        const int h = tb.solve_run[i], dv = tb.solve_run[i + 1];
-        const int t = h & 0xffff, n = h >> 16;
-        T acc = x[t];
+        const unsigned h = (unsigned)tb.solve_run[i], dv = (unsigned)tb.solve_run[i + 1];
+        const unsigned t = h & 0xffffu;
+        const int n = (int)(h >> 16);
+        T acc = X(t);
         for (int j = i + 2; j < i + 2 + n; ++j) {
-          const int w = tb.solve_run[j];
-          acc = acc - jvs[w & 0xffff] * x[w >> 16];  // X(t) = X(t) - JVS(p)*X(q)
+          const unsigned w = (unsigned)tb.solve_run[j];
+          acc = acc - J(w & 0xffffu) * X(w >> 16);  // X(t) = X(t) - JVS(p)*X(q)
         }
-        if (dv) acc = acc / jvs[dv - 1];  // X(t) = X(t)/JVS(p)
-        x[t] = acc;
+        if (dv) acc = acc / J(dv - 8);  // X(t) = X(t)/JVS(p)
+        X(t) = acc;
         i += 2 + n;
       }
     });
