@@ -50,6 +50,7 @@ struct OutputField {
 // move through device memory (each input read once, each output written once), and flops.
 struct WorkCounts {
   double h2d_bytes = 0, d2h_bytes = 0, dev_bytes = 0, flops = 0;
+  double cells = 0;  // grid cells of one call (for cells per second; 0: not reported)
 };
 
 struct Thresholds {
@@ -73,6 +74,9 @@ class Replay {
   // GPU runs with the caller's arrays in page-locked memory (a host model that keeps its
   // state pinned): false when the kernel has no such path. Called before run().
   virtual bool set_host_locked(bool /*locked*/) { return false; }
+  // Single instead of double precision where the kernel computes in double by default
+  // (RADM2SORG's Rosenbrock solver): false when it has no such option. Called before run().
+  virtual bool set_single(bool /*single*/) { return false; }
 };
 
 using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&, const Patch&)>;

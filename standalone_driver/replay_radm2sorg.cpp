@@ -53,6 +53,7 @@ class Radm2sorgReplay : public Replay {
     o.mode = m;
     o.dtstepc = dtstepc_;
     o.p_nu0 = p_nu0_;
+    o.precision = single_ ? radm2sorg::Precision::Float : radm2sorg::Precision::Double;
     radm2sorg::Stats st = radm2sorg::run_dense(o, ncell_, state.data(), met_.data(), vdrog3.data());
     t.total_ms = st.seconds * 1e3;
     // GPU: the kernel and the copies as timed by CUDA events; CPU: the whole call.
@@ -99,7 +100,13 @@ class Radm2sorgReplay : public Replay {
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
     // ~12 kflop per Ros3 step (wrf_interfaces.md C.7) x a typical 10 steps, + rate constants.
     w.flops = ncell_ * (12e3 * 10 + 1e3);
+    w.cells = (double)ncell_;
     return w;
+  }
+
+  bool set_single(bool single) override {
+    single_ = single;
+    return true;
   }
 
  private:
@@ -108,6 +115,7 @@ class Radm2sorgReplay : public Replay {
   std::vector<std::string> names_;
   std::vector<float> state_, met_;
   float dtstepc_ = 0;
+  bool single_ = false;  // the solver in single precision (bench)
   int p_nu0_ = 2;
   std::string summary_;
 };

@@ -35,14 +35,18 @@ struct CaseDef {
 };
 
 // The benchmark cases the issues name: SOC-size and CONUS-size WSM5; 81 tracers on the
-// WRF-Chem 27 km grid and 5 on CONUS for advection; 28,889 cells and CONUS for chemistry.
+// WRF-Chem 27 km grid and 5 on CONUS for advection; 28,889 cells and CONUS for chemistry,
+// each from a warm start (radicals carried) and a cold start (radicals 0). (The seeds' case
+// is 40x40x20 with 28,889 cells; the mirror tiling gives 39x39x19 = 28,899.)
 const std::vector<CaseDef> kCases = {
     {"wsm5", "SOC 71x58x27", "quarter_ss_wsm5", 0, 0, 0, 0},
     {"wsm5", "CONUS 425x300x35", "quarter_ss_wsm5", 425, 300, 35, 0},
     {"advect_scalar_pd", "chem 134x110x35, 81 tracers", "quarter_ss_advect", 134, 110, 35, 81},
     {"advect_scalar_pd", "CONUS 425x300x35, 5 tracers", "quarter_ss_advect", 425, 300, 35, 0},
-    {"radm2sorg_kpp", "28,899 cells (39x39x19; seeds' 28,889)", "radm2sorg_warm", 39, 39, 19, 0},
-    {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M cells)", "radm2sorg_warm", 425, 300, 35, 0},
+    {"radm2sorg_kpp", "28,899 cells (39x39x19), warm", "radm2sorg_warm", 39, 39, 19, 0},
+    {"radm2sorg_kpp", "28,899 cells (39x39x19), cold", "radm2sorg_cold", 39, 39, 19, 0},
+    {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), warm", "radm2sorg_warm", 425, 300, 35, 0},
+    {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), cold", "radm2sorg_cold", 425, 300, 35, 0},
 };
 
 std::string find_capture(const std::string& dir, const std::string& pattern) {
@@ -142,7 +146,7 @@ int main(int argc, char** argv) {
       try {
       std::string file = cap;
       if (cd.ni > 0) {
-        file = work + "/" + cd.kernel + "_" + std::to_string(cd.ni) + "x" + std::to_string(cd.nj) + "x" +
+        file = work + "/" + cd.pattern + "_" + std::to_string(cd.ni) + "x" + std::to_string(cd.nj) + "x" +
                std::to_string(cd.nk) + (cd.nscalar ? "_n" + std::to_string(cd.nscalar) : "") + ".nc";
         if (!exists(file)) {
           LargeCaseSpec s;
@@ -155,23 +159,29 @@ int main(int argc, char** argv) {
       std::printf("\n[%s %s] %s\n", cd.kernel.c_str(), cd.label.c_str(), rp->summary().c_str());
       std::fflush(stdout);
       // GPU with the caller's arrays pageable (as WRF's are: the backend packs them into
-      // pinned buffers), GPU with them page-locked (where the kernel has that path), CPU.
+      // pinned buffers), GPU with them page-locked (where the kernel has that path), CPU;
+      // where the kernel computes in double, each of them again in single precision.
+      const bool has_single = rp->set_single(false);
+      for (int prec = 0; prec < (has_single ? 2 : 1); ++prec)
       for (int variant = 0; variant < 3; ++variant) {
         const Backend b = variant < 2 ? Backend::Gpu : Backend::Cpu;
         if (b == Backend::Gpu && !gpu) continue;
         if (b == Backend::Cpu && no_cpu) continue;
         if (!rp->set_host_locked(variant == 1) && variant == 1) continue;
+        rp->set_single(prec == 1);
         int n = b == Backend::Gpu ? repeat : cpu_repeat;
         std::vector<PhaseTimes> ts;
         PhaseTimes warm;
-        rp->run(b, mode, warm);  // warm-up: allocation, module load
+        if (b == Backend::Gpu) rp->run(b, mode, warm);  // warm-up: device allocation, module load
         for (int r = 0; r < n; ++r) {
           PhaseTimes t;
           rp->run(b, mode, t);
           ts.push_back(t);
         }
         rp->set_host_locked(false);
-        Row row{cd.kernel, cd.label, variant == 1 ? "gpu-pl" : to_string(b), median(ts), rp->work(), n};
+        rp->set_single(false);
+        const std::string be = std::string(variant == 1 ? "gpu-pl" : to_string(b)) + (prec ? "-sp" : "");
+        Row row{cd.kernel, cd.label, be, median(ts), rp->work(), n};
         rows.push_back(row);
       }
       } catch (const std::exception& e) {
@@ -181,10 +191,11 @@ int main(int argc, char** argv) {
       }
     }
 
-    std::printf("\n%-16s %-34s %-6s %9s %8s %8s %7s %9s %8s %6s %9s %6s %8s\n", "kernel", "case", "be",
-                "kernel", "H2D", "D2H", "check", "end2end", "xfer", "e2e/x", "GB/s", "%bw", "GFLOP/s");
+    std::printf("\n%-16s %-34s %-6s %9s %8s %8s %7s %9s %8s %6s %9s %6s %8s %8s\n", "kernel", "case", "be",
+                "kernel", "H2D", "D2H", "check", "end2end", "xfer", "e2e/x", "GB/s", "%bw", "GFLOP/s",
+                "Mcell/s");
     for (auto& r : rows) {
-      bool g = r.backend != "cpu";
+      const bool g = r.backend.compare(0, 3, "cpu") != 0;
       // Pure transfer time, for the kernels that time their copies apart from the kernels
       // (RADM2SORG's copies are inside its timed call: no e2e/x for it).
       const bool timed_copies = r.t.h2d_ms > 0 || r.t.d2h_ms > 0;
@@ -193,21 +204,25 @@ int main(int argc, char** argv) {
       double t_k = g ? r.t.kernel_ms : r.t.total_ms;
       double gbs = t_k > 0 ? r.w.dev_bytes / (t_k * 1e6) : 0;
       double gfl = t_k > 0 ? r.w.flops / (t_k * 1e6) : 0;
-      std::printf("%-16s %-34s %-6s %9.3f %8.3f %8.3f %7.3f %9.3f %8.3f %6.2f %9.1f %6.1f %8.1f\n",
+      std::printf("%-16s %-34s %-6s %9.3f %8.3f %8.3f %7.3f %9.3f %8.3f %6.2f %9.1f %6.1f %8.1f",
                   r.kernel.c_str(), r.label.c_str(), r.backend.c_str(), r.t.kernel_ms, r.t.h2d_ms,
                   r.t.d2h_ms, r.t.check_ms, r.t.total_ms, xfer, xfer > 0 ? r.t.total_ms / xfer : 0.0, gbs,
                   g && c.d2d_gbs > 0 ? 100 * gbs / c.d2d_gbs : 0.0, gfl);
+      if (r.w.cells > 0 && r.t.total_ms > 0) std::printf(" %8.2f\n", r.w.cells / (r.t.total_ms * 1e3));
+      else std::printf(" %8s\n", "-");
     }
     std::printf("(ms, median; gpu: the caller's arrays pageable, as WRF's; gpu-pl: page-locked, copied\n"
                 " straight to and from them; kernel = GPU kernels only (CPU: whole call); check = input checks on\n"
                 " the host (NaN/Inf, positivity), part of end2end where reported; xfer = pure transfer time of the\n"
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
-                " %%bw against the measured device copy rate)\n");
+                " %%bw against the measured device copy rate; -sp: single precision where the kernel computes in\n"
+                " double; Mcell/s = million grid cells per second of end2end)\n");
     // speedups
     for (auto& r : rows)
-      if (r.backend != "cpu")
+      if (r.backend.compare(0, 3, "cpu") != 0)
         for (auto& q : rows)
-          if (q.backend == "cpu" && q.kernel == r.kernel && q.label == r.label)
+          if (q.kernel == r.kernel && q.label == r.label &&
+              q.backend == std::string("cpu") + (r.backend.size() > 3 && r.backend.substr(r.backend.size() - 3) == "-sp" ? "-sp" : ""))
             std::printf("speed-up %s %s (%s): GPU end-to-end %.2fx, GPU kernel %.2fx over the CPU backend\n",
                         r.kernel.c_str(), r.label.c_str(), r.backend.c_str(), q.t.total_ms / r.t.total_ms,
                         q.t.total_ms / r.t.kernel_ms);
@@ -226,7 +241,8 @@ int main(int argc, char** argv) {
         << ", \"d2h_ms\": " << r.t.d2h_ms << ", \"check_ms\": " << r.t.check_ms
         << ", \"total_ms\": " << r.t.total_ms
         << ", \"h2d_bytes\": " << r.w.h2d_bytes << ", \"d2h_bytes\": " << r.w.d2h_bytes
-        << ", \"dev_bytes\": " << r.w.dev_bytes << ", \"flops\": " << r.w.flops << "}";
+        << ", \"dev_bytes\": " << r.w.dev_bytes << ", \"flops\": " << r.w.flops
+        << ", \"cells\": " << r.w.cells << "}";
     }
     o << "\n ]}\n";
     std::printf("\nJSON written to %s\n", json.c_str());
