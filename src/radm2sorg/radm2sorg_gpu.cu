@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 #include "errors.h"
@@ -434,6 +435,10 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
 void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
              std::size_t ncell, float* state, const float* met, float* vdrog3,
              const StateMap& map, int* stats, std::size_t batch, GpuTimes* times) {
+  // One call at a time per process: the pipeline slots, their staging and the device
+  // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
+  static std::mutex call_mutex;
+  std::lock_guard<std::mutex> lock(call_mutex);
   // WRFGPU_RADM2SORG_KERNEL=thread|warp (tuning, measurement): overrides Options::gpu_kernel.
   if (const char* e = std::getenv("WRFGPU_RADM2SORG_KERNEL")) {
     if (std::string(e) == "thread") warp_per_cell = false;

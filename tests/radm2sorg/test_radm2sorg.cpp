@@ -703,6 +703,15 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
       std::size_t differ = 0;
       for (std::size_t q = 0; q < gpu.size(); ++q) differ += part[q] != gpu[q];
       EXPECT_EQ(differ, 0u) << "batched GPU run differs from the single launch";
+      // vdrog3 and the step counts come back through the same chunked staging
+      std::size_t vd_differ = 0, vd_nonzero = 0;
+      for (std::size_t q = 0; q < vdg.size(); ++q) {
+        vd_differ += vdp[q] != vdg[q];
+        vd_nonzero += vdg[q] != 0.f;
+      }
+      EXPECT_EQ(vd_differ, 0u) << "batched GPU vdrog3 differs from the single launch";
+      EXPECT_GT(vd_nonzero, 0u);
+      EXPECT_EQ(sb.nrej, s.nrej);
       EXPECT_NE(c.n % 1024, 0u) << "the case should end in a short batch";
     }
   }
