@@ -283,7 +283,7 @@ ChunkEvents& chunk_events() {
 // persistent team kernel ends with a tail of partly idle blocks (measured on an H100,
 // 28,899 cells: 1, 2, 4 and 8 chunks took 13.0, 12.7, 14.1 and 18.8 ms end to end).
 // WRFGPU_RADM2SORG_CHUNKS (tuning, measurement) sets the count.
-std::size_t chunk_cells(std::size_t ncell, std::size_t batch, bool warp) {
+std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
   std::size_t nchunk = (ncell + batch - 1) / batch;
   if (const char* e = std::getenv("WRFGPU_RADM2SORG_CHUNKS"))
     if (std::atol(e) > 0) nchunk = std::max<std::size_t>((std::size_t)std::atol(e), (ncell + batch - 1) / batch);
@@ -309,7 +309,7 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   if (const char* e = std::getenv("WRFGPU_RADM2SORG_BATCH"))
     if (std::atol(e) > 0) batch = (std::size_t)std::atol(e);
   if (batch == 0 || batch > ncell) batch = ncell;
-  const std::size_t chunk = chunk_cells(ncell, batch, warp);
+  const std::size_t chunk = chunk_cells(ncell, batch);
   const std::size_t nchunk = (ncell + chunk - 1) / chunk;
   const bool out_vd = opt.p_nu0 > 1;
   const int nsf = kNState, nmf = kNMet, nvf = out_vd ? kLdrog : 0;
@@ -345,8 +345,7 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   auto enqueue = [&](std::size_t i) {
     Slot& sl = S[i % kSlots];
     const cudaStream_t st = sl.stream;
-    const std::size_t c0 = i * chunk, n = std::min(chunk, ncell - c0);
-    (void)c0;
+    const std::size_t n = std::min(chunk, ncell - i * chunk);
     float* ds = sl.state.reserve(nsf * n);
     float* dm = sl.met.reserve(nmf * n);
     float* dv = sl.vdrog3.reserve(kLdrog * n);
