@@ -241,21 +241,20 @@ struct Slot {
   DeviceBuffer<unsigned long long> next;  // warp per cell: the next cell to take
   PinnedBuffer<float> h_state, h_met, h_vdrog3;
   PinnedBuffer<int> h_stats;
-  cudaStream_t stream = nullptr;
   cudaEvent_t done = nullptr;  // the slot's last D2H finished: its staging may be reused
   ~Slot() {
     if (done) cudaEventDestroy(done);
-    if (stream) cudaStreamDestroy(stream);
   }
 };
 constexpr int kSlots = 2;
 Slot* slots() {
   static Slot s[kSlots];
   for (Slot& x : s)
-    if (!x.stream) {
-      WRFGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&x.stream, cudaStreamNonBlocking));
-      WRFGPU_CUDA_CHECK(cudaEventCreateWithFlags(&x.done, cudaEventDisableTiming));
-    }
+    if (!x.done) WRFGPU_CUDA_CHECK(cudaEventCreateWithFlags(&x.done, cudaEventDisableTiming));
+  return s;
+}
+StreamSet& slot_streams() {  // slot i runs on stream i
+  static StreamSet s(kSlots);
   return s;
 }
 
@@ -313,6 +312,10 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   const std::size_t nchunk = (ncell + chunk - 1) / chunk;
   const bool out_vd = opt.p_nu0 > 1;
   const int nsf = kNState, nmf = kNMet, nvf = out_vd ? kLdrog : 0;
+  // warp per cell: the tables, layout and launch shape, the same for every chunk
+  const kpp::TeamTables* tb = warp ? &device_team_tables() : nullptr;
+  const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
+  const TeamLaunch* cfg = warp ? &team_launch<T>(L) : nullptr;
 
   // Packing and unpacking are plain copies of whole fields, one field per OpenMP thread
   // (the caller's arrays are pageable: one thread's memcpy rate would be most of a small
@@ -344,7 +347,7 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   };
   auto enqueue = [&](std::size_t i) {
     Slot& sl = S[i % kSlots];
-    const cudaStream_t st = sl.stream;
+    const cudaStream_t st = slot_streams()[(int)(i % kSlots)];
     const std::size_t n = std::min(chunk, ncell - i * chunk);
     float* ds = sl.state.reserve(nsf * n);
     float* dm = sl.met.reserve(nmf * n);
@@ -362,18 +365,14 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
                                       cudaMemcpyHostToDevice, st));
     WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 1), st));
     if (warp) {
-      const kpp::TeamTables& tb = device_team_tables();
-      const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
-      const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1);
-      const TeamLaunch& cfg = team_launch<T>(L);
-      const std::size_t want = (n + cfg.warps - 1) / cfg.warps;
-      const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg.per_sm * cfg.nsm, want);
+      const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
+      const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg->per_sm * cfg->nsm, want);
       unsigned long long* next = sl.next.reserve(1);
       const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
       WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
       team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-      radm2sorg_team_kernel<T><<<grid, cfg.warps * 32, cfg.smem, st>>>(opt, tb, L, n, scr, dst, next);
+      radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
       team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
