@@ -223,7 +223,9 @@ int main(int argc, char** argv) {
                 " the host (NaN/Inf, positivity), part of end2end where reported; xfer = pure transfer time of the\n"
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
                 " %%bw against the measured device copy rate; -sp: single precision where the kernel computes in\n"
-                " double; Mcell/s = million grid cells per second of end2end)\n");
+                " double; Mcell/s = million grid cells per second of end2end; radm2sorg_kpp gpu: the warps take the\n"
+                " cells longest first by the step counts of the previous call on the same cells, the warm-up's for\n"
+                " the first repeat, as WRF's previous chemistry step gives them)\n");
     // speedups
     for (auto& r : rows)
       if (r.backend.compare(0, 3, "cpu") != 0)

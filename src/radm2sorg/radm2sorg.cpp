@@ -5,8 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
+#include <vector>
 #include "device.h"
 #include "errors.h"
 #include "radm2sorg_backends.h"
@@ -80,8 +86,44 @@ static void check_inputs(std::size_t ncell, const float* state, const float* met
   }
 }
 
+// Step counts of the previous GPU call on the same cells (a WRF tile, or a dense batch of the
+// same size), capped at 255: the next call hands its cells out to the warps longest expected
+// first. A warp takes a cell when it finishes one, so a call ends when its last-started cell
+// does; in index order the slow cells (a few levels of a column take 3 to 4 times the mean
+// steps) are as likely to start last as first. WRF calls the chemistry with the same tiles
+// every chemistry step, and a cell's stiffness changes little from one call to the next.
+// Results do not depend on the order (cells are independent).
+class StepHistory {
+ public:
+  using Key = std::vector<long>;
+  using Counts = std::shared_ptr<const std::vector<std::uint8_t>>;
+  // the counts recorded for `key`, or null when there are none for `ncell` cells
+  Counts get(const Key& key, std::size_t ncell) {
+    std::lock_guard<std::mutex> lk(m_);
+    auto it = h_.find(key);
+    if (it == h_.end() || it->second->size() != ncell) return nullptr;
+    return it->second;
+  }
+  void put(const Key& key, const int* nstp, std::size_t ncell) {
+    auto v = std::make_shared<std::vector<std::uint8_t>>(ncell);
+    for (std::size_t c = 0; c < ncell; ++c)
+      (*v)[c] = (std::uint8_t)std::min(std::max(nstp[c], 0), 255);
+    std::lock_guard<std::mutex> lk(m_);
+    if (h_.size() >= kMaxKeys && !h_.count(key)) h_.clear();  // bounded: many tiles or sizes
+    h_[key] = std::move(v);
+  }
+ private:
+  static constexpr std::size_t kMaxKeys = 256;
+  std::mutex m_;
+  std::map<Key, Counts> h_;
+};
+static StepHistory& step_history() {
+  static StepHistory h;
+  return h;
+}
+
 static Stats run_batch(const Options& opt, std::size_t ncell, float* state, const float* met,
-                       float* vdrog3) {
+                       float* vdrog3, const StepHistory::Key& key) {
   check_inputs(ncell, state, met, opt);
   const StateMap map = make_state_map();
   CellOptions co;
@@ -113,12 +155,22 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     const bool inner = opt.layout == Layout::CellInnermost;
     const bool warp = opt.gpu_kernel == GpuKernel::WarpPerCell;
     GpuTimes gt;
+    // WRFGPU_RADM2SORG_ORDER=index|longest (measurement) overrides Options::gpu_longest_first
+    bool longest = opt.gpu_longest_first;
+    if (const char* e = std::getenv("WRFGPU_RADM2SORG_ORDER")) {
+      if (std::string(e) == "index") longest = false;
+      if (std::string(e) == "longest") longest = true;
+    }
+    const StepHistory::Counts expected = longest && warp ? step_history().get(key, ncell) : nullptr;
+    const std::uint8_t* es = expected ? expected->data() : nullptr;
+    s.gpu_longest_first = es != nullptr;
     if (opt.mode == Mode::Strict)
       strict::run_gpu(co, use_float, warp, inner, ncell, state, met, vdrog3, map, st.data(),
-                      opt.gpu_batch, &gt);
+                      opt.gpu_batch, es, &gt);
     else
       fast::run_gpu(co, use_float, warp, inner, ncell, state, met, vdrog3, map, st.data(),
-                    opt.gpu_batch, &gt);
+                    opt.gpu_batch, es, &gt);
+    if (longest && warp) step_history().put(key, st.data(), ncell);
     s.gpu_h2d_ms = gt.h2d_ms;
     s.gpu_kernel_ms = gt.kernel_ms;
     s.gpu_d2h_ms = gt.d2h_ms;
@@ -155,7 +207,7 @@ Stats run_dense(const Options& opt, std::size_t ncell, float* state, const float
                 float* vdrog3) {
   if (ncell == 0) return Stats();
   if (!state || !met || !vdrog3) throw InputError("radm2sorg: null array in run_dense");
-  Stats s = run_batch(opt, ncell, state, met, vdrog3);
+  Stats s = run_batch(opt, ncell, state, met, vdrog3, {(long)ncell});
   if (opt.throw_on_failure) throw_failures(s);
   return s;
 }
@@ -200,7 +252,9 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
         if (a.vdrog3)
           for (int q = 0; q < kLdrog; ++q) vd[q * n + c] = a.vdrog3[(std::size_t)q * s3 + o];
       }
-  Stats s = run_batch(opt, n, state.data(), met.data(), vd.data());
+  Stats s = run_batch(opt, n, state.data(), met.data(), vd.data(),
+                      {(long)n, d.its, d.ite, d.kts, d.kte, d.jts, d.jte,
+                       (long)reinterpret_cast<std::uintptr_t>(a.chem)});  // a tile of one domain
 #pragma omp parallel for
   for (int j = d.jts; j <= d.jte; ++j)
     for (int k = d.kts; k <= d.kte; ++k)
@@ -236,7 +290,7 @@ std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, c
         std::memcpy(st.data(), state, st.size() * sizeof(float));
         GpuTimes gt;
         strict::run_gpu(co, prec == 1, v == 0, v != 2, ncell, st.data(), met, vd.data(), map,
-                        stats.data(), ncell, &gt);
+                        stats.data(), ncell, nullptr, &gt);
         if (gt.kernel_ms < best) best = gt.kernel_ms;
       }
       LayoutTiming t;

@@ -37,6 +37,11 @@ struct Options {
   int p_nu0 = 2;                 // > 1: compute vdrog3 (WRF: SORGAM aerosols present)
   int max_no_steps = 0;          // ICNTRL(4): 0 -> KPP default 100000
   bool throw_on_failure = true;  // a cell with IERR < 0 -> RuntimeError after the run
+  // GPU, warp per cell: hand the cells out longest first, by the step counts the same cells
+  // (the same WRF tile of the same chem array, or a dense batch of the same size) took in the
+  // previous GPU call of this process. Only the order in which the warps take cells changes;
+  // the results do not (WRFGPU_RADM2SORG_ORDER=index|longest overrides, for measurement).
+  bool gpu_longest_first = true;
   std::size_t gpu_batch = 262144;  // cells per GPU chunk (thread kernel scratch ~17 KB/cell in double)
   // WRF's cell-order CO2 (CPU backend only; for validation against WRF-Chem's own output).
   // WRF's radm2sorg_interface never loads var(ind_CO2): each cell starts from the CO2 the
@@ -62,6 +67,8 @@ struct Stats {
   // the first chunk's kernels starting to the last chunk's ending (chunks overlap one
   // another's copies); the rest of `seconds` is the host's packing into page-locked staging.
   double gpu_h2d_ms = 0, gpu_kernel_ms = 0, gpu_d2h_ms = 0;
+  // GPU: the cells were handed out longest first, by the previous call's step counts
+  bool gpu_longest_first = false;
 };
 
 // Dense batch: state[kNState*ncell] (ppmv/ppm, in/out, field order: chem species in KPP

@@ -2,6 +2,7 @@
 // and fast, into namespaces wrfgpu::radm2sorg::strict / ::fast) used by radm2sorg.cpp.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include "radm2sorg_interface.h"
 
 namespace wrfgpu {
@@ -12,7 +13,19 @@ struct GpuTimes {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
 };
 
-// stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major.
+// The warp kernel's hand-out order for n cells: their indices by descending expected step
+// count (stable: equal counts keep index order). A counting sort, O(n).
+inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t n,
+                                unsigned* order) {
+  std::size_t start[257] = {};  // start[b]: first slot of bucket b = 255 - steps
+  for (std::size_t c = 0; c < n; ++c) ++start[256 - expected_steps[c]];
+  for (int b = 1; b <= 256; ++b) start[b] += start[b - 1];
+  for (std::size_t c = 0; c < n; ++c) order[start[255 - expected_steps[c]]++] = (unsigned)c;
+}
+
+// stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major. expected_steps (GPU,
+// warp per cell; may be null): per cell the steps it is expected to take (capped at 255); the
+// cells are handed out to the warps in descending order of it. Results do not depend on it.
 #define WRFGPU_RADM2SORG_DECLARE(NS)                                                           \
   namespace NS {                                                                               \
   void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
@@ -23,7 +36,7 @@ struct GpuTimes {
   void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost, \
                std::size_t ncell,                                                              \
                float* state, const float* met, float* vdrog3, const StateMap& map, int* stats, \
-               std::size_t batch, GpuTimes* times);                                            \
+               std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times);        \
   }
 WRFGPU_RADM2SORG_DECLARE(strict)
 WRFGPU_RADM2SORG_DECLARE(fast)

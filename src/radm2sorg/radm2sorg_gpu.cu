@@ -5,7 +5,9 @@
 //    finishes a cell takes the next, so the call follows the mean step count, not the
 //    slowest cell of a fixed group) and integrates it with kpp_rosenbrock_team.h, the cell's
 //    vectors, LU matrix and rate terms in shared memory; the epilogue (a thread per cell)
-//    stores the results back.
+//    stores the results back. When the caller knows each cell's expected step count (the
+//    previous call's), the counter walks the cells longest first, so that no slow cell
+//    starts last and the call does not end on a tail of one or two busy warps.
 //  - thread per cell: the per-cell KPP arrays (VAR, FIX, RCONST and the Rosenbrock work:
 //    ~2100 values per cell) live in a global scratch buffer, laid out with the cell index
 //    innermost (element e of cell c at e*ncell + c: neighbouring threads touch neighbouring
@@ -13,6 +15,7 @@
 // The physics is the same header code as the CPU backend. Compiled twice (WRFGPU_MODE_NS =
 // strict, fast).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -101,7 +104,8 @@ template <class T>
 __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     radm2sorg_team_kernel(CellOptions opt, kpp::TeamTables tb, TeamLayout L, std::size_t ncell,
                           T* __restrict__ cells,
-                          int* __restrict__ stats, unsigned long long* __restrict__ next) {
+                          int* __restrict__ stats, unsigned long long* __restrict__ next,
+                          const unsigned* __restrict__ order) {
   extern __shared__ double team_smem[];
   const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31u);
   {  // the schedules into shared memory, for the whole block
@@ -129,7 +133,10 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
   const kpp::WarpTeam tm;
   for (;;) {
     unsigned long long c = 0;
-    if (lane == 0) c = atomicAdd(next, 1ull);
+    if (lane == 0) {
+      c = atomicAdd(next, 1ull);
+      if (order && c < ncell) c = order[c];  // hand-out order: longest expected first
+    }
     c = __shfl_sync(0xffffffffu, c, 0);
     if (c >= ncell) break;
     T* b = cells + c * kCellVals;
@@ -239,7 +246,9 @@ struct Slot {
   DeviceBuffer<int> stats;
   DeviceBuffer<double> scratch;           // reinterpreted for float
   DeviceBuffer<unsigned long long> next;  // warp per cell: the next cell to take
+  DeviceBuffer<unsigned> order;           // warp per cell: hand-out order (expected_steps)
   PinnedBuffer<float> h_state, h_met, h_vdrog3;
+  PinnedBuffer<unsigned> h_order;
   PinnedBuffer<int> h_stats;
   cudaEvent_t done = nullptr;  // the slot's last D2H finished: its staging may be reused
   ~Slot() {
@@ -299,7 +308,7 @@ std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
 template <class T>
 void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell, float* state,
                const float* met, float* vdrog3, const StateMap& map, int* stats,
-               std::size_t batch, GpuTimes* times) {
+               std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times) {
   Slot* S = slots();
   ChunkEvents& E = chunk_events();
   const std::size_t per_cell =
@@ -330,6 +339,7 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       if (f < nsf) std::memcpy(hs + f * n, state + f * ncell + c0, n * sizeof(float));
       else std::memcpy(hm + (f - nsf) * n, met + (f - nsf) * ncell + c0, n * sizeof(float));
     }
+    if (warp && expected_steps) longest_first_order(expected_steps + c0, n, sl.h_order.reserve(n));
   };
   auto unpack = [&](std::size_t i) {
     Slot& sl = S[i % kSlots];
@@ -363,6 +373,12 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
                                       cudaMemcpyHostToDevice, st));
     WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, sl.h_met.data(), nmf * n * sizeof(float),
                                       cudaMemcpyHostToDevice, st));
+    unsigned* dord = nullptr;
+    if (warp && expected_steps) {
+      dord = sl.order.reserve(n);
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dord, sl.h_order.data(), n * sizeof(unsigned),
+                                        cudaMemcpyHostToDevice, st));
+    }
     WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 1), st));
     if (warp) {
       const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
@@ -370,9 +386,10 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       unsigned long long* next = sl.next.reserve(1);
       const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
       WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
+
       team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-      radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next);
+      radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
       team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
@@ -432,7 +449,8 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
 
 void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
              std::size_t ncell, float* state, const float* met, float* vdrog3,
-             const StateMap& map, int* stats, std::size_t batch, GpuTimes* times) {
+             const StateMap& map, int* stats, std::size_t batch,
+             const std::uint8_t* expected_steps, GpuTimes* times) {
   // One call at a time per process: the pipeline slots, their staging and the device
   // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
   static std::mutex call_mutex;
@@ -444,10 +462,10 @@ void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool ce
   }
   if (use_float)
     run_gpu_t<float>(opt, warp_per_cell, cell_innermost, ncell, state, met, vdrog3, map, stats,
-                     batch, times);
+                     batch, expected_steps, times);
   else
     run_gpu_t<double>(opt, warp_per_cell, cell_innermost, ncell, state, met, vdrog3, map, stats,
-                      batch, times);
+                      batch, expected_steps, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "capture_io.h"
 #include "errors.h"
 #include "radm2sorg.h"
+#include "radm2sorg_backends.h"
 #include "test_util.h"
 
 using namespace wrfgpu;
@@ -715,6 +717,82 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
       EXPECT_NE(c.n % 1024, 0u) << "the case should end in a short batch";
     }
   }
+}
+
+// The warp kernel's hand-out order from step counts of a real run (the warm capture on the CPU
+// backend): a permutation, counts non-increasing along it, equal counts in index order.
+TEST(Radm2sorgApi, LongestFirstOrder) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  const Case c = first_cells(load(path), 1500);
+  std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  const r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
+  std::vector<std::uint8_t> e(c.n);
+  for (std::size_t q = 0; q < c.n; ++q) e[q] = (std::uint8_t)std::min(s.nstp[q], 255);
+  const int lo = *std::min_element(s.nstp.begin(), s.nstp.end());
+  const int hi = *std::max_element(s.nstp.begin(), s.nstp.end());
+  ASSERT_LT(lo, hi) << "the capture's cells should take different step counts";
+  std::vector<unsigned> ord(c.n);
+  r2::longest_first_order(e.data(), c.n, ord.data());
+  std::vector<unsigned> sorted = ord;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t q = 0; q < c.n; ++q) ASSERT_EQ(sorted[q], q) << "not a permutation";
+  EXPECT_EQ(e[ord[0]], hi);
+  EXPECT_EQ(e[ord[c.n - 1]], lo);
+  for (std::size_t q = 1; q < c.n; ++q) {
+    ASSERT_GE(e[ord[q - 1]], e[ord[q]]) << "position " << q;
+    if (e[ord[q - 1]] == e[ord[q]]) {
+      ASSERT_LT(ord[q - 1], ord[q]) << "not stable at " << q;
+    }
+  }
+  std::printf("steps per cell %d..%d; the first handed out: cell %u (%d steps)\n", lo, hi, ord[0],
+              (int)e[ord[0]]);
+}
+
+// Longest-first hand-out (the previous call's step counts) changes only the order in which the
+// warps take cells: the same bits and step counts as index order, in one chunk and in several.
+TEST(Radm2sorgGpu, LongestFirstSameBits) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  const Case c = first_cells(load(path), 11987);  // a size no other test uses: no history yet
+  auto run = [&](bool longest, std::size_t batch, std::vector<float>& out, std::vector<float>& vd) {
+    r2::Options o;
+    o.backend = Backend::Gpu;
+    o.dtstepc = c.dtstepc;
+    o.gpu_longest_first = longest;
+    o.gpu_batch = batch;
+    out = c.state;
+    vd.assign(r2::kLdrog * c.n, 0.f);
+    return r2::run_dense(o, c.n, out.data(), c.met.data(), vd.data());
+  };
+  std::vector<float> ref, vref, a, va, b, vb;
+  const r2::Stats s0 = run(false, 262144, ref, vref);
+  EXPECT_FALSE(s0.gpu_longest_first);
+  const r2::Stats s1 = run(true, 262144, a, va);  // records the step counts
+  EXPECT_FALSE(s1.gpu_longest_first) << "no history before the first call";
+  const r2::Stats s2 = run(true, 262144, a, va);
+  EXPECT_TRUE(s2.gpu_longest_first);
+  const r2::Stats s3 = run(true, 1024, b, vb);  // 12 chunks, each ordered on its own
+  EXPECT_TRUE(s3.gpu_longest_first);
+  std::size_t differ_a = 0, differ_b = 0;
+  for (std::size_t q = 0; q < ref.size(); ++q) {
+    differ_a += a[q] != ref[q];
+    differ_b += b[q] != ref[q];
+  }
+  for (std::size_t q = 0; q < vref.size(); ++q) {
+    differ_a += va[q] != vref[q];
+    differ_b += vb[q] != vref[q];
+  }
+  std::printf("longest first vs index order: %zu (one chunk) and %zu (12 chunks) values differ; "
+              "kernel %.3f / %.3f ms\n", differ_a, differ_b, s2.gpu_kernel_ms, s0.gpu_kernel_ms);
+  EXPECT_EQ(differ_a, 0u);
+  EXPECT_EQ(differ_b, 0u);
+  EXPECT_EQ(s2.nstp, s0.nstp);
+  EXPECT_EQ(s3.nstp, s0.nstp);
+  EXPECT_EQ(s2.nrej, s0.nrej);
 }
 
 // Every Rosenbrock method (2 to 6 stages: a different shared-memory size per warp) through

@@ -261,8 +261,9 @@ TEST(Wsm5Sedimentation, RemapSearchPerLevelEqualsWrfLoop) {
       for (auto& t : th) t.join();
       for (int k = 0; k < km; ++k) {
         ASSERT_EQ(kb1[k], kb0[k]) << "trial " << trial << " level " << k + 1 << " team " << size;
-        if (kb0[k] != 0.f)
+        if (kb0[k] != 0.f) {
           ASSERT_EQ(kt1[k], kt0[k]) << "trial " << trial << " level " << k + 1 << " team " << size;
+        }
       }
     }
     for (int k = 0; k < km; ++k) {
