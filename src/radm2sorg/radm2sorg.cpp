@@ -109,13 +109,23 @@ class StepHistory {
     for (std::size_t c = 0; c < ncell; ++c)
       (*v)[c] = (std::uint8_t)std::min(std::max(nstp[c], 0), 255);
     std::lock_guard<std::mutex> lk(m_);
-    if (h_.size() >= kMaxKeys && !h_.count(key)) h_.clear();  // bounded: many tiles or sizes
+    auto it = h_.find(key);
+    if (it != h_.end()) {
+      bytes_ -= it->second->size();
+      h_.erase(it);
+    }
+    if (h_.size() >= kMaxKeys || bytes_ + ncell > kMaxBytes) {  // bounded: many tiles or sizes
+      h_.clear();
+      bytes_ = 0;
+    }
+    bytes_ += ncell;
     h_[key] = std::move(v);
   }
  private:
-  static constexpr std::size_t kMaxKeys = 256;
+  static constexpr std::size_t kMaxKeys = 256, kMaxBytes = std::size_t(1) << 28;
   std::mutex m_;
   std::map<Key, Counts> h_;
+  std::size_t bytes_ = 0;
 };
 static StepHistory& step_history() {
   static StepHistory h;
