@@ -164,11 +164,13 @@ int main(int argc, char** argv) {
       // where the kernel computes in double, each of them again in single precision.
       const bool has_single = rp->set_single(false);
       for (int prec = 0; prec < (has_single ? 2 : 1); ++prec)
-      for (int variant = 0; variant < 3; ++variant) {
-        const Backend b = variant < 2 ? Backend::Gpu : Backend::Cpu;
+      for (int variant = 0; variant < 4; ++variant) {
+        // 0 gpu, 1 gpu-pl, 2 cpu, 3 gpu-wrf (through the WRF-array entry point, double only)
+        const Backend b = variant == 2 ? Backend::Cpu : Backend::Gpu;
         if (b == Backend::Gpu && !gpu) continue;
         if (b == Backend::Cpu && no_cpu) continue;
         if (!rp->set_host_locked(variant == 1) && variant == 1) continue;
+        if (variant == 3 && (prec == 1 || !rp->set_wrf_arrays(true))) continue;
         rp->set_single(prec == 1);
         int n = b == Backend::Gpu ? repeat : cpu_repeat;
         std::vector<PhaseTimes> ts;
@@ -188,7 +190,9 @@ int main(int argc, char** argv) {
         n = (int)ts.size();
         rp->set_host_locked(false);
         rp->set_single(false);
-        const std::string be = std::string(variant == 1 ? "gpu-pl" : to_string(b)) + (prec ? "-sp" : "");
+        rp->set_wrf_arrays(false);
+        const std::string be = std::string(variant == 1 ? "gpu-pl" : variant == 3 ? "gpu-wrf" : to_string(b)) +
+                               (prec ? "-sp" : "");
         Row row{cd.kernel, cd.label, be, b == Backend::Gpu, prec == 1, median(ts), rp->work(), n};
         rows.push_back(row);
       }
@@ -224,7 +228,9 @@ int main(int argc, char** argv) {
                 " the host (NaN/Inf, positivity), part of end2end where reported; xfer = pure transfer time of the\n"
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
                 " %%bw against the measured device copy rate; -sp: single precision where the kernel computes in\n"
-                " double; Mcell/s = million grid cells per second of end2end; radm2sorg_kpp gpu: the warps take the\n"
+                " double; gpu-wrf: through the WRF-array entry point the Fortran bridge calls (gather into a batch,\n"
+                " scatter back; end2end times the whole call); Mcell/s = million grid cells per second of end2end;\n"
+                " radm2sorg_kpp gpu: the warps take the\n"
                 " cells longest first by the step counts of the previous call on the same cells, the warm-up's for\n"
                 " the first repeat, as WRF's previous chemistry step gives them)\n");
     // speedups

@@ -241,43 +241,59 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
     throw InputError("radm2sorg: vdrog3 needed (p_nu0 > 1) with ldrog >= 17");
   const std::size_t n = (std::size_t)d.tile_ni() * d.tile_nk() * d.tile_nj();
   const std::size_t s3 = d.size3();
-  std::vector<float> state(kNState * n), met(kNMet * n), vd(kLdrog * n, 0.f);
-  std::vector<int> ci(n), ck(n), cj(n);
-  const std::size_t per_j = (std::size_t)d.tile_ni() * d.tile_nk();
-#pragma omp parallel for
-  for (int j = d.jts; j <= d.jte; ++j)      // WRF's loop order: j, k, i
-    for (int k = d.kts; k <= d.kte; ++k)
-      for (int i = d.its; i <= d.ite; ++i) {
-        const std::size_t c = (std::size_t)(j - d.jts) * per_j +
-                              (std::size_t)(k - d.kts) * d.tile_ni() + (i - d.its);
-        const std::size_t o = d.idx3(i, k, j);
-        ci[c] = i; ck[c] = k; cj[c] = j;
-        for (int q = 0; q < kNChem; ++q) state[q * n + c] = a.chem[(std::size_t)(a.p_chem[q] - 1) * s3 + o];
-        for (int q = 0; q < kNRad; ++q) state[(kNChem + q) * n + c] = a.rad[q][o];
-        met[kQv * n + c] = a.qv[o];
-        met[kTphy * n + c] = a.t_phy[o];
-        met[kPphy * n + c] = a.p_phy[o];
-        met[kRho * n + c] = a.rho[o];
-        for (int p = 0; p < kNPh; ++p) met[(kPh0 + p) * n + c] = a.ph[p][o];
-        if (a.vdrog3)
-          for (int q = 0; q < kLdrog; ++q) vd[q * n + c] = a.vdrog3[(std::size_t)q * s3 + o];
-      }
-  Stats s = run_batch(opt, n, state.data(), met.data(), vd.data(),
+  // The batch is kept per calling thread between calls (WRF calls with the same tiles every
+  // chemistry step): fresh vectors would cost a zero fill and a page fault per 4 KB page
+  // before the gather overwrites them (about 12 MB for a 39x39x19 tile, 1.8 GB for CONUS).
+  // vdrog3 is an output only (every cell's 17 values written when p_nu0 > 1, else left
+  // alone), so it is not gathered.
+  struct Batch { std::vector<float> state, met, vd; };
+  thread_local Batch bt;
+  bt.state.resize(kNState * n);
+  bt.met.resize(kNMet * n);
+  bt.vd.resize(kLdrog * n);
+  float* state = bt.state.data();
+  float* met = bt.met.data();
+  float* vd = bt.vd.data();
+  // Batch cell c = (j - jts)*per_j + (k - kts)*ni + (i - its) (WRF's loop order j, k, i), so
+  // each (field, j, k) row of the tile is ni consecutive floats on both sides: the gather and
+  // the scatter are row copies, spread over the threads by (field, j).
+  const int ni = d.tile_ni(), nk = d.tile_nk(), nj = d.tile_nj();
+  const std::size_t per_j = (std::size_t)ni * nk;
+  auto rows = [&](int nfield, auto&& copy_row) {
+#pragma omp parallel for schedule(static)
+    for (long t = 0; t < (long)nfield * nj; ++t) {
+      const int f = (int)(t / nj), j = d.jts + (int)(t % nj);
+      for (int k = d.kts; k <= d.kte; ++k)
+        copy_row(f, (std::size_t)(j - d.jts) * per_j + (std::size_t)(k - d.kts) * ni, d.idx3(d.its, k, j));
+    }
+  };
+  const float* in[kNState + kNMet];  // the WRF arrays of the batch's fields, in batch order
+  float* out[kNState + kLdrog];
+  for (int q = 0; q < kNChem; ++q) in[q] = out[q] = a.chem + (std::size_t)(a.p_chem[q] - 1) * s3;
+  for (int q = 0; q < kNRad; ++q) in[kNChem + q] = out[kNChem + q] = a.rad[q];
+  in[kNState + kQv] = a.qv;
+  in[kNState + kTphy] = a.t_phy;
+  in[kNState + kPphy] = a.p_phy;
+  in[kNState + kRho] = a.rho;
+  for (int p = 0; p < kNPh; ++p) in[kNState + kPh0 + p] = a.ph[p];
+  const bool out_vd = a.vdrog3 && opt.p_nu0 > 1;
+  for (int q = 0; q < kLdrog && out_vd; ++q) out[kNState + q] = a.vdrog3 + (std::size_t)q * s3;
+  rows(kNState + kNMet, [&](int f, std::size_t c, std::size_t o) {
+    float* dst = f < kNState ? state + (std::size_t)f * n + c : met + (std::size_t)(f - kNState) * n + c;
+    std::memcpy(dst, in[f] + o, ni * sizeof(float));
+  });
+  Stats s = run_batch(opt, n, state, met, vd,
                       {(long)n, d.its, d.ite, d.kts, d.kte, d.jts, d.jte,
                        (long)reinterpret_cast<std::uintptr_t>(a.chem)});  // a tile of one domain
-#pragma omp parallel for
-  for (int j = d.jts; j <= d.jte; ++j)
-    for (int k = d.kts; k <= d.kte; ++k)
-      for (int i = d.its; i <= d.ite; ++i) {
-        const std::size_t c = (std::size_t)(j - d.jts) * per_j +
-                              (std::size_t)(k - d.kts) * d.tile_ni() + (i - d.its);
-        const std::size_t o = d.idx3(i, k, j);
-        for (int q = 0; q < kNChem; ++q) a.chem[(std::size_t)(a.p_chem[q] - 1) * s3 + o] = state[q * n + c];
-        for (int q = 0; q < kNRad; ++q) a.rad[q][o] = state[(kNChem + q) * n + c];
-        if (a.vdrog3 && opt.p_nu0 > 1)
-          for (int q = 0; q < kLdrog; ++q) a.vdrog3[(std::size_t)q * s3 + o] = vd[q * n + c];
-      }
-  for (Failure& f : s.failures) { f.i = ci[f.cell]; f.k = ck[f.cell]; f.j = cj[f.cell]; }
+  rows(kNState + (out_vd ? kLdrog : 0), [&](int f, std::size_t c, std::size_t o) {
+    const float* src = f < kNState ? state + (std::size_t)f * n + c : vd + (std::size_t)(f - kNState) * n + c;
+    std::memcpy(out[f] + o, src, ni * sizeof(float));
+  });
+  for (Failure& f : s.failures) {  // the batch index back to WRF's (i, k, j)
+    f.j = d.jts + (int)(f.cell / per_j);
+    f.k = d.kts + (int)(f.cell % per_j / d.tile_ni());
+    f.i = d.its + (int)(f.cell % d.tile_ni());
+  }
   if (opt.throw_on_failure) throw_failures(s);
   return s;
 }

@@ -514,6 +514,28 @@ TEST(Radm2sorgApi, WrfArraysMatchDense) {
   // halo untouched
   EXPECT_EQ(chem[(num_chem - 1) * s3 + d.idx3(-1, 1, -1)], -7.f);
   EXPECT_EQ(rad[d.idx3(c.ni + 2, 1, 1)], -7.f);
+  // Failed cells are named by WRF's (i, k, j): a smaller tile of the same arrays (the gather
+  // buffers of the call above are reused), every cell failing (IERR = -6, too many steps).
+  a.d.its = 3; a.d.ite = 7; a.d.kts = 2; a.d.kte = 4; a.d.jts = 2; a.d.jte = 5;
+  o.max_no_steps = 2;
+  o.throw_on_failure = false;
+  const r2::Stats f = r2::run_wrf(o, a);
+  ASSERT_EQ(f.failures.size(), 5u * 3u * 4u);
+  std::size_t wrong = 0, at = 0;
+  for (int j = 2; j <= 5; ++j)
+    for (int k = 2; k <= 4; ++k)
+      for (int i = 3; i <= 7; ++i, ++at) {
+        const r2::Failure& x = f.failures[at];
+        wrong += x.cell != at || x.i != i || x.k != k || x.j != j || x.status != -6;
+      }
+  EXPECT_EQ(wrong, 0u);
+  o.throw_on_failure = true;
+  try {
+    r2::run_wrf(o, a);
+    FAIL() << "no exception";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("cell 0 (i,k,j)=(3,2,2) status -6"), std::string::npos) << e.what();
+  }
 }
 
 // ------------------------------------------------------------------------------------------
