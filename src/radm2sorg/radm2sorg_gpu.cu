@@ -386,7 +386,6 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       unsigned long long* next = sl.next.reserve(1);
       const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
       WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
-
       team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
       radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
