@@ -291,8 +291,8 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
   });
   for (Failure& f : s.failures) {  // the batch index back to WRF's (i, k, j)
     f.j = d.jts + (int)(f.cell / per_j);
-    f.k = d.kts + (int)(f.cell % per_j / d.tile_ni());
-    f.i = d.its + (int)(f.cell % d.tile_ni());
+    f.k = d.kts + (int)(f.cell % per_j / ni);
+    f.i = d.its + (int)(f.cell % ni);
   }
   if (opt.throw_on_failure) throw_failures(s);
   return s;
