@@ -129,6 +129,7 @@ class AdvectReplay : public Replay {
       if (cap_.pd) advection::run_pd(b, m, in, &tm);
       else advection::run_unlimited(b, m, in, &tm);
       t.h2d_ms += tm.h2d_ms; t.kernel_ms += tm.kernel_ms; t.d2h_ms += tm.d2h_ms;
+      t.check_ms += tm.check_ms;
       if (step == steps_ && steps_ == 1) break;
       update(tend);
       const auto th = std::chrono::steady_clock::now();

@@ -37,7 +37,77 @@ struct Need {
   std::vector<Box> boxes;
 };
 
+// The rows of the union of n's boxes: the bounding box, and per j the boxes' i-intervals
+// that cover it, merged.
+RowCheck row_check(const Need& n, int nspec) {
+  RowCheck rc;
+  rc.name = n.name;
+  rc.kind = n.kind;
+  rc.p = n.p;
+  rc.nsp = n.kind == 4 ? nspec : 1;
+  Box u = n.boxes[0];
+  for (const Box& b : n.boxes) {
+    u.i0 = std::min(u.i0, b.i0); u.i1 = std::max(u.i1, b.i1);
+    u.j0 = std::min(u.j0, b.j0); u.j1 = std::max(u.j1, b.j1);
+    u.k0 = std::min(u.k0, b.k0); u.k1 = std::max(u.k1, b.k1);
+  }
+  rc.u = u;
+  rc.k0 = n.kind == 2 ? 0 : u.k0;
+  rc.k1 = n.kind == 2 ? 0 : u.k1;
+  rc.ivs.resize((std::size_t)u.nj());
+  for (int j = u.j0; j <= u.j1; ++j) {
+    std::vector<std::pair<int, int>> v;
+    for (const Box& b : n.boxes)
+      if (j >= b.j0 && j <= b.j1 && !b.empty()) v.push_back({b.i0, b.i1});
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<int, int>>& m = rc.ivs[(std::size_t)(j - u.j0)];
+    for (const auto& x : v) {
+      if (!m.empty() && x.first <= m.back().second + 1) m.back().second = std::max(m.back().second, x.second);
+      else m.push_back(x);
+    }
+  }
+  return rc;
+}
+
+// The smallest RowCheck code of a non-finite value in the caller's array (species stride
+// sst), LONG_MAX if none.
+long first_bad(const RowCheck& rc, const WrfDims& d, std::size_t sst) {
+  const int nkb = rc.nk(), njb = rc.u.nj();
+  const long nrow = (long)rc.nsp * njb * nkb;
+  long first = LONG_MAX;
+#pragma omp parallel for schedule(static) reduction(min : first) if (nrow * rc.u.ni() > 65536)
+  for (long r = 0; r < nrow; ++r) {
+    const int k = rc.k0 + (int)(r % nkb), jj = (int)(r / nkb % njb), s = (int)(r / nkb / njb);
+    const int j = rc.u.j0 + jj;
+    const float* base = rc.p + (std::size_t)s * sst;
+    for (const auto& iv : rc.ivs[(std::size_t)jj]) {
+      const float* row = base + (rc.kind == 2 ? d.idx2(iv.first, j) : d.idx3(iv.first, k, j));
+      const int len = iv.second - iv.first + 1;
+      if (!row_has_bad(row, len)) continue;  // the fast, vectorised test first
+      for (int i = 0; i < len; ++i)
+        if (!std::isfinite(row[i])) {
+          first = std::min(first, rc.code(s, iv.first + i, k, j));
+          break;
+        }
+    }
+  }
+  return first;
+}
+
 }  // namespace
+
+std::string RowCheck::message(long code) const {
+  const long ni = u.ni(), nkb = nk(), njb = u.nj();
+  const int i = u.i0 + (int)(code % ni);
+  const long r = code / ni;
+  const int k = k0 + (int)(r % nkb), j = u.j0 + (int)(r / nkb % njb), s = (int)(r / nkb / njb);
+  std::ostringstream o;
+  o << name << ": non-finite value";
+  if (kind == 4) o << " in species " << s;
+  if (kind == 2) o << " at (i,j)=(" << i << "," << j << ")";
+  else o << " at " << ijk(i, k, j);
+  return o.str();
+}
 
 View cpu_view(const Prepared& p) {
   const AdvectInputs& in = *p.in;
@@ -62,7 +132,7 @@ View cpu_view(const Prepared& p) {
   return v;
 }
 
-static Prepared prepare(const AdvectInputs& in, bool pd) {
+static Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = false) {
   const WrfDims& d = in.dims;
   const AdvectFlags& fl = in.flags;
   // ---- options WRF supports that this port does not --------------------------------------
@@ -225,54 +295,30 @@ static Prepared prepare(const AdvectInputs& in, bool pd) {
   p.region = R;
   p.fo_is_f = (in.field_old == nullptr || in.field_old == in.field);
 
-  // Finite check of everything read.
+  // Finite check of everything read: each value once (the rows of the union of an array's
+  // boxes, RowCheck), one parallel region per array over all its species and rows. (Box by
+  // box and species by species, 324 regions for 81 tracers read most values twice.) With
+  // defer_tracers the GPU backend checks the tracers while it packs them (tracer_checks).
   if (in.check_finite) {
     for (const Need& n : needs) {
-      const int nsp = n.kind == 4 ? in.nspec : 1;
-      for (const Box& b : n.boxes) {
-        for (int s = 0; s < nsp; ++s) {
-          // First non-finite value in (j,k,i) order: smallest linear index.
-          long first = LONG_MAX;
-          int bi = 0, bk = 0, bj = 0;
-          if (n.kind == 1) {
-            for (int k = b.k0; k <= b.k1; ++k)
-              if (!std::isfinite(n.p[k - d.kms])) { first = 0; bk = k; break; }
-          } else {
-            const int k0 = n.kind == 2 ? 0 : b.k0, k1 = n.kind == 2 ? 0 : b.k1;
-            const int nkb = k1 - k0 + 1, nib = b.ni();
-            const float* base = n.p + (std::size_t)s * sst;
-#pragma omp parallel for collapse(2) reduction(min : first)
-            for (int j = b.j0; j <= b.j1; ++j)
-              for (int k = k0; k <= k1; ++k) {
-                const float* row = base + (n.kind == 2 ? d.idx2(b.i0, j) : d.idx3(b.i0, k, j));
-                if (!row_has_bad(row, nib)) continue;  // the fast, vectorised test first
-                for (int i = 0; i < nib; ++i)
-                  if (!std::isfinite(row[i])) {
-                    const long code = (long)i + (long)nib * ((long)(k - k0) + (long)nkb * (j - b.j0));
-                    if (code < first) first = code;
-                  }
-              }
-            if (first != LONG_MAX) {
-              long c = first;
-              bi = b.i0 + (int)(c % nib);
-              c /= nib;
-              bk = k0 + (int)(c % nkb);
-              bj = b.j0 + (int)(c / nkb);
-            }
-          }
-          const long bad_at = first == LONG_MAX ? -1 : 1;
-          if (bad_at > 0) {
-            std::ostringstream o;
-            o << n.name << ": non-finite value";
-            if (n.kind == 4) o << " in species " << s;
-            if (n.kind == 1) o << " at k=" << bk;
-            else if (n.kind == 2) o << " at (i,j)=(" << bi << "," << bj << ")";
-            else o << " at " << ijk(bi, bk, bj);
-            bad(o.str());
-          }
-        }
+      if (n.boxes.empty()) continue;
+      if (n.kind == 1) {
+        for (const Box& b : n.boxes)
+          for (int k = b.k0; k <= b.k1; ++k)
+            if (!std::isfinite(n.p[k - d.kms]))
+              bad(std::string(n.name) + ": non-finite value at k=" + std::to_string(k));
+        continue;
       }
+      RowCheck rc = row_check(n, in.nspec);
+      if (n.kind == 4 && defer_tracers) {
+        // field_old that is field: its boxes lie inside field's, which the backend checks
+        if (!(std::string(n.name) == "field_old" && p.fo_is_f)) p.tracer_checks.push_back(std::move(rc));
+        continue;
+      }
+      const long first = first_bad(rc, d, sst);
+      if (first != LONG_MAX) bad(rc.message(first));
     }
+    p.tracers_unchecked = defer_tracers;
   }
   return p;
 }
@@ -297,15 +343,27 @@ static void run_backend(Backend b, Mode m, const Prepared& p, AdvectTimings* t, 
 
 static void run(Backend backend, Mode mode, const AdvectInputs& in, bool pd, AdvectTimings* t,
                 const GpuOptions& o) {
-  Prepared p = prepare(in, pd);
+  const auto t0 = std::chrono::steady_clock::now();
+  // The GPU backend checks the tracers for NaN/Inf as it packs them (one host pass over them
+  // instead of two). Bad input is still reported before a missing GPU: the backend is
+  // resolved after the checks when it cannot be resolved now.
+  Backend b = Backend::Cpu;
+  bool resolved = true;
+  try {
+    b = resolve_backend(backend);
+  } catch (const RuntimeError&) {
+    resolved = false;
+  }
+  Prepared p = prepare(in, pd, resolved && b == Backend::Gpu);
   AdvectTimings local;
   if (!t) t = &local;
   *t = AdvectTimings();
+  t->check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (p.empty) {
     t->backend = "none";
     return;
   }
-  const Backend b = resolve_backend(backend);
+  if (!resolved) b = resolve_backend(backend);
   if (b != Backend::Both) {
     run_backend(b, mode, p, t, o);
     return;

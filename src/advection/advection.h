@@ -59,6 +59,7 @@ struct AdvectInputs {
 struct AdvectTimings {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
   double pack_ms = 0;   // host packing/unpacking between WRF arrays and pinned buffers
+  double check_ms = 0;  // the input checks (validate(): bounds, halos, finite values), host
   double total_ms = 0;  // wall clock of the call (validation excluded)
   std::size_t bytes_h2d = 0, bytes_d2h = 0;
   int groups = 0, species_per_group = 0;

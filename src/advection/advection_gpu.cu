@@ -7,17 +7,26 @@
 //   met fields (ru, rv, rom, 2-D, 1-D): packed once into pinned memory, one H2D on stream 0;
 //   tracers in groups of G species, double buffered over two streams: while the GPU works on
 //   group g, the host packs group g+1 (field, and field_old unless it is the same array) into
-//   the other pinned slot; per group: H2D -> each face flux once -> (pd) limiter scales of the
-//   ring cells -> tendency of the tile -> D2H of the tile only -> host unpacks into the WRF
-//   array.
+//   the other pinned slot, checking for NaN/Inf the values the scheme reads as it copies them
+//   (the tracers are read from the caller's memory once); per group: H2D -> each face flux
+//   once -> (pd) limiter scales of the ring cells -> tendency of the tile -> D2H of the tile
+//   only, into one pinned output buffer for the call;
+//   once every group is packed and checked (bad input: InputError, nothing written), the host
+//   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 #include "advection_impl.h"
 #include "cuda_util.h"
+#include "errors.h"
+#include "finite_check.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -289,24 +298,32 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
 
 // Buffers reused across calls (grow only). One set per numerical mode; calls are not
 // thread-safe (WRF calls from one thread per rank).
+// A group's inputs are packed into its slot's staging and outputs come back into one
+// page-locked buffer for the whole call, so that no output is written to the caller's arrays
+// before every group's inputs are packed and checked.
 struct Slot {
-  PinnedBuffer<float> pin_in, pin_out;
+  PinnedBuffer<float> pin_in;
   DeviceBuffer<float> d_in, d_out, d_scale, d_flux;
-  cudaEvent_t ev[4];  // start, h2d done, kernels done, d2h done
 };
 struct State {
-  PinnedBuffer<float> pin_met;
+  PinnedBuffer<float> pin_met, pin_out;
   DeviceBuffer<float> d_met;
   Slot slot[2];
   StreamSet streams{2};
   cudaEvent_t met_done;
+  std::vector<std::array<cudaEvent_t, 4>> ev;  // per group: start, h2d done, kernels done, d2h done
   bool init = false;
   void ensure() {
     if (init) return;
     WRFGPU_CUDA_CHECK(cudaEventCreate(&met_done));
-    for (auto& s : slot)
-      for (auto& e : s.ev) WRFGPU_CUDA_CHECK(cudaEventCreate(&e));
     init = true;
+  }
+  void events(std::size_t ngroups) {
+    while (ev.size() < ngroups) {
+      std::array<cudaEvent_t, 4> e;
+      for (auto& x : e) WRFGPU_CUDA_CHECK(cudaEventCreate(&x));
+      ev.push_back(e);
+    }
   }
 };
 State& state() {
@@ -315,16 +332,40 @@ State& state() {
   return s;
 }
 
-// Copy box b of a WRF 3-D array (caller layout d) into dense dst (i fastest), and back.
-// Rows are spread over the host's OpenMP threads (the pageable->pinned copy is the host cost).
-void pack3(const float* src, const WrfDims& d, const Box& b, float* dst) {
+// Copy box b of ns species of a WRF 4-D array (caller layout d, species stride sst) into
+// dense dst (i fastest, then k, j, species), and back. The rows of all species are spread over
+// the host's OpenMP threads in one parallel region (the pageable<->pinned copy is the host
+// cost; a region per species and field was 42 regions per group of 14 tracers).
+// With rc (Prepared::tracer_checks; species s of this call is species s0 + s of rc), each
+// copied row is also checked for NaN/Inf where the scheme reads it, in the staging copy that
+// is still in cache: the smallest RowCheck code found is returned (LONG_MAX if none).
+long pack3(const float* src, std::size_t sst, int ns, const WrfDims& d, const Box& b, float* dst,
+           const RowCheck* rc = nullptr, int s0 = 0) {
   const std::size_t n = b.ni();
   const int nk = b.nk(), nj = b.nj();
-#pragma omp parallel for collapse(2) schedule(static) if (n * nk * nj > 65536)
-  for (int j = 0; j < nj; ++j)
-    for (int k = 0; k < nk; ++k)
-      std::memcpy(dst + n * ((std::size_t)k + (std::size_t)nk * j), src + d.idx3(b.i0, b.k0 + k, b.j0 + j),
-                  n * sizeof(float));
+  const long nrow = (long)ns * nj * nk;
+  long first = LONG_MAX;
+#pragma omp parallel for schedule(static) reduction(min : first) if (nrow * (long)n > 65536)
+  for (long r = 0; r < nrow; ++r) {
+    const int k = b.k0 + (int)(r % nk), j = b.j0 + (int)(r / nk % nj), s = (int)(r / nk / nj);
+    float* row = dst + n * (std::size_t)r;
+    std::memcpy(row, src + sst * s + d.idx3(b.i0, k, j), n * sizeof(float));
+    if (!rc || j < rc->u.j0 || j > rc->u.j1 || k < rc->k0 || k > rc->k1) continue;
+    for (const auto& iv : rc->ivs[(std::size_t)(j - rc->u.j0)]) {
+      const float* x = row + (iv.first - b.i0);
+      const int len = iv.second - iv.first + 1;
+      if (!row_has_bad(x, len)) continue;
+      for (int i = 0; i < len; ++i)
+        if (!std::isfinite(x[i])) {
+          first = std::min(first, rc->code(s0 + s, iv.first + i, k, j));
+          break;
+        }
+    }
+  }
+  return first;
+}
+void pack3(const float* src, const WrfDims& d, const Box& b, float* dst) {
+  pack3(src, 0, 1, d, b, dst);
 }
 void pack2(const float* src, const WrfDims& d, const Box& b, float* dst) {
   const std::size_t n = b.ni();
@@ -333,14 +374,21 @@ void pack2(const float* src, const WrfDims& d, const Box& b, float* dst) {
     dst += n;
   }
 }
-void unpack3(const float* src, const WrfDims& d, const Box& b, float* dst) {
-  const std::size_t n = b.ni();
+// The tendencies of ns species, nout outputs each ([t, h, z] per species in src), back into
+// the WRF arrays dst[o] (species stride sst).
+void unpack3(const float* src, int nout, float* const* dst, std::size_t sst, int ns,
+             const WrfDims& d, const Box& b) {
+  const std::size_t n = b.ni(), box = b.size();
   const int nk = b.nk(), nj = b.nj();
-#pragma omp parallel for collapse(2) schedule(static) if (n * nk * nj > 65536)
-  for (int j = 0; j < nj; ++j)
-    for (int k = 0; k < nk; ++k)
-      std::memcpy(dst + d.idx3(b.i0, b.k0 + k, b.j0 + j), src + n * ((std::size_t)k + (std::size_t)nk * j),
-                  n * sizeof(float));
+  const long nrow = (long)ns * nout * nj * nk;
+#pragma omp parallel for schedule(static) if (nrow * (long)n > 65536)
+  for (long r = 0; r < nrow; ++r) {
+    const int k = (int)(r % nk), j = (int)(r / nk % nj);
+    const int o = (int)(r / nk / nj % nout), s = (int)(r / nk / nj / nout);
+    std::memcpy(dst[o] + sst * s + d.idx3(b.i0, b.k0 + k, b.j0 + j),
+                src + box * ((std::size_t)s * nout + o) + n * ((std::size_t)k + (std::size_t)nk * j),
+                n * sizeof(float));
+  }
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -436,9 +484,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // per-group sizes (elements)
   const std::size_t in_per_sp = r3 * (sep_fo ? 2 : 1) + (acc ? t3 * (in.h_tendency ? 2 : 1) : 0);
   const std::size_t out_per_sp = t3 * nout;
+  float* const pin_out = st.pin_out.reserve(out_per_sp * ns);
+  st.events((std::size_t)ngroups);
   for (auto& sl : st.slot) {
     sl.pin_in.reserve(in_per_sp * G);
-    sl.pin_out.reserve(out_per_sp * G);
     sl.d_in.reserve(in_per_sp * G);
     sl.d_out.reserve(out_per_sp * G);
     sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
@@ -450,60 +499,45 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                 (g + spt - 1) / spt);
   };
   double h2d_ms = 0, ker_ms = 0, d2h_ms = 0;
-  std::vector<int> g_of_slot(2, -1);
+  // The first non-finite tracer value per RowCheck (Prepared::tracer_checks), over all groups.
+  const RowCheck* rc_f = nullptr;
+  const RowCheck* rc_fo = nullptr;
+  if (p.tracers_unchecked)
+    for (const RowCheck& rc : p.tracer_checks)
+      (std::string(rc.name) == "field" ? rc_f : rc_fo) = &rc;
+  long bad_f = LONG_MAX, bad_fo = LONG_MAX;
 
-  // Finish group g (in slot sl): wait, time, unpack outputs into the WRF arrays.
-  auto finish = [&](int sl) {
-    const int g = g_of_slot[sl];
-    if (g < 0) return;
-    Slot& S = st.slot[sl];
-    WRFGPU_CUDA_CHECK(cudaEventSynchronize(S.ev[3]));
-    float a = 0;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, S.ev[0], S.ev[1])); h2d_ms += a;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, S.ev[1], S.ev[2])); ker_ms += a;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, S.ev[2], S.ev[3])); d2h_ms += a;
-    const auto t0 = std::chrono::steady_clock::now();
-    const int sa = g * G, gn = std::min(G, ns - sa);
-    const float* q = S.pin_out.data();
-    for (int s = 0; s < gn; ++s) {
-      const std::size_t off = (std::size_t)(sa + s) * p.sst;
-      unpack3(q, ud, T, in.tendency + off); q += t3;
-      if (in.h_tendency) { unpack3(q, ud, T, in.h_tendency + off); q += t3; }
-      if (in.z_tendency) { unpack3(q, ud, T, in.z_tendency + off); q += t3; }
-    }
-    pack_ms += ms_since(t0);
-    g_of_slot[sl] = -1;
-  };
-
+  // Group g: wait until group g-2 has copied its inputs out of the slot's staging, pack (and
+  // check) g's inputs, then queue its H2D, kernels and D2H into pin_out on the slot's stream.
   for (int g = 0; g < ngroups; ++g) {
     const int sl = g % 2;
     Slot& S = st.slot[sl];
+    const std::array<cudaEvent_t, 4>& E = st.ev[(std::size_t)g];
     cudaStream_t strm = st.streams[sl];
-    finish(sl);  // group g-2 used this slot
+    if (g >= 2) WRFGPU_CUDA_CHECK(cudaEventSynchronize(st.ev[(std::size_t)g - 2][1]));
     const int sa = g * G, gn = std::min(G, ns - sa);
     // pack inputs: [f x gn][fo x gn][tend x gn][htend x gn]
     const auto t0 = std::chrono::steady_clock::now();
     float* q = S.pin_in.data();
-    for (int s = 0; s < gn; ++s) { pack3(in.field + (std::size_t)(sa + s) * p.sst, ud, R, q); q += r3; }
-    if (sep_fo)
-      for (int s = 0; s < gn; ++s) { pack3(in.field_old + (std::size_t)(sa + s) * p.sst, ud, R, q); q += r3; }
+    const std::size_t off = (std::size_t)sa * p.sst;
+    bad_f = std::min(bad_f, pack3(in.field + off, p.sst, gn, ud, R, q, rc_f, sa)); q += gn * r3;
+    if (sep_fo) { bad_fo = std::min(bad_fo, pack3(in.field_old + off, p.sst, gn, ud, R, q, rc_fo, sa)); q += gn * r3; }
     if (acc) {
-      for (int s = 0; s < gn; ++s) { pack3(in.tendency + (std::size_t)(sa + s) * p.sst, ud, T, q); q += t3; }
-      if (in.h_tendency)
-        for (int s = 0; s < gn; ++s) { pack3(in.h_tendency + (std::size_t)(sa + s) * p.sst, ud, T, q); q += t3; }
+      pack3(in.tendency + off, p.sst, gn, ud, T, q); q += gn * t3;
+      if (in.h_tendency) { pack3(in.h_tendency + off, p.sst, gn, ud, T, q); q += gn * t3; }
     }
     const std::size_t nin = (std::size_t)(q - S.pin_in.data());
     pack_ms += ms_since(t0);
     // H2D
     WRFGPU_CUDA_CHECK(cudaStreamWaitEvent(strm, st.met_done, 0));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[0], strm));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E[0], strm));
     {
       NvtxRange nr("advect H2D");
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(S.d_in.data(), S.pin_in.data(), nin * sizeof(float),
                                         cudaMemcpyHostToDevice, strm));
     }
     bytes_h2d += nin * sizeof(float);
-    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[1], strm));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E[1], strm));
     // device pointers of this group
     View vg = v;
     vg.f = S.d_in.data();
@@ -551,12 +585,12 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
         WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend");
       }
     }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[2], strm));
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E[2], strm));
     // D2H of the tile outputs: group layout [t x gn][h x gn][z x gn] -> pinned per species
     // interleaved as the unpacker expects ([t,h,z] per species).
     {
       NvtxRange nr("advect D2H");
-      float* po = S.pin_out.data();
+      float* po = pin_out + (std::size_t)sa * out_per_sp;
       for (int s = 0; s < gn; ++s) {
         WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.tend + (std::size_t)s * t3, t3 * sizeof(float),
                                           cudaMemcpyDeviceToHost, strm));
@@ -574,11 +608,33 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       }
     }
     bytes_d2h += (std::size_t)gn * out_per_sp * sizeof(float);
-    WRFGPU_CUDA_CHECK(cudaEventRecord(S.ev[3], strm));
-    g_of_slot[sl] = g;
+    WRFGPU_CUDA_CHECK(cudaEventRecord(E[3], strm));
   }
-  finish(ngroups % 2);
-  finish((ngroups + 1) % 2);
+  // Bad input: nothing has been written to the caller's arrays. Let the queued work finish
+  // (it reads the staging), then name the first bad value as validate() would.
+  if (bad_f != LONG_MAX || bad_fo != LONG_MAX) {
+    for (int sl = 0; sl < 2; ++sl) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(st.streams[sl]));
+    throw InputError("advection: " + (bad_f != LONG_MAX ? rc_f->message(bad_f) : rc_fo->message(bad_fo)));
+  }
+  // Unpack the groups in order as their D2H completes (the later groups still run).
+  for (int g = 0; g < ngroups; ++g) {
+    const std::array<cudaEvent_t, 4>& E = st.ev[(std::size_t)g];
+    WRFGPU_CUDA_CHECK(cudaEventSynchronize(E[3]));
+    float a = 0;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, E[0], E[1])); h2d_ms += a;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, E[1], E[2])); ker_ms += a;
+    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, E[2], E[3])); d2h_ms += a;
+    const auto t0 = std::chrono::steady_clock::now();
+    const int sa = g * G, gn = std::min(G, ns - sa);
+    float* outs[3];
+    int no = 0;
+    const std::size_t off = (std::size_t)sa * p.sst;
+    outs[no++] = in.tendency + off;
+    if (in.h_tendency) outs[no++] = in.h_tendency + off;
+    if (in.z_tendency) outs[no++] = in.z_tendency + off;
+    unpack3(pin_out + (std::size_t)sa * out_per_sp, no, outs, p.sst, gn, ud, T);
+    pack_ms += ms_since(t0);
+  }
   h2d_ms += met_timer.ms();
   if (tm) {
     tm->h2d_ms = h2d_ms;

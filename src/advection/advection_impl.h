@@ -1,6 +1,9 @@
 // advection_impl.h - what the dispatcher (advection.cpp) hands to the backends: the validated
 // call, its boundary rule and the index boxes the scheme touches. Not part of the public API.
 #pragma once
+#include <string>
+#include <utility>
+#include <vector>
 #include <cstddef>
 #include "advection.h"
 #include "advection_physics.h"
@@ -24,6 +27,26 @@ struct Box {
   }
 };
 
+// The finite check of one input array: the values the scheme reads from it are the rows of
+// the union of its boxes (a cross for the tracers), i.e. per j of `u`, the i-intervals ivs[j -
+// u.j0] over k = k0..k1 (2-D arrays: k0 = k1 = 0), for nsp species. A bad value is coded
+// ((s * u.nj() + j - u.j0) * nk + k - k0) * u.ni() + i - u.i0: the smallest code is the first
+// bad value in (species, j, k, i) order.
+struct RowCheck {
+  const char* name = "";
+  int kind = 3;  // 2: 2-D, 3: 3-D, 4: tracer (all species)
+  const float* p = nullptr;
+  Box u;
+  int k0 = 0, k1 = -1, nsp = 1;
+  std::vector<std::vector<std::pair<int, int>>> ivs;
+  int nk() const { return k1 - k0 + 1; }
+  long code(int s, int i, int k, int j) const {
+    return (((long)s * u.nj() + (j - u.j0)) * nk() + (k - k0)) * u.ni() + (i - u.i0);
+  }
+  // "field: non-finite value in species 2 at (i,k,j)=(5,4,6)" for the value of `code`
+  std::string message(long code) const;
+};
+
 struct Prepared {
   const AdvectInputs* in = nullptr;
   bool pd = true;
@@ -36,6 +59,12 @@ struct Prepared {
   Box region;               // bounding box of everything read from 3-D/2-D arrays (k: kts..ktf)
   bool fo_is_f = false;     // field_old == field (RK1/RK2): copied once
   bool empty = false;       // no mass point in the tile (e.g. jts = jde): WRF's loops do nothing
+  // The tracers' finite checks (field, then field_old when it is another array), left to the
+  // backend when `tracers_unchecked`: the GPU backend checks each row as it packs it into
+  // page-locked staging (one pass over the tracers instead of two) and throws before it
+  // writes any output.
+  std::vector<RowCheck> tracer_checks;
+  bool tracers_unchecked = false;
 };
 
 // A View of the caller's arrays (CPU backend).

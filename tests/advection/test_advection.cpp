@@ -410,6 +410,24 @@ TEST(AdvectionApi, RejectsBadInput) {
     c4.mut[c4.d.idx2(3, 3)] = INFINITY;
     expect_input_error(c4.inputs(), "mut: non-finite value at (i,j)=(3,3)");
   }
+  // An interior tile: the pd scheme reads field 4 rows beyond the tile in j only over the
+  // tile's i range +-1 (the second box of the cross). A NaN there is found; with NaNs in
+  // species 2 and 1, species 1 is named (the first in species order); a NaN at the tile's
+  // corner + (4, 4) is read by neither box and is no error.
+  {
+    SynthSpec s6 = sp;
+    s6.halo = 5; s6.its = 8; s6.ite = 15; s6.jts = 7; s6.jte = 12;
+    SynthCase c6 = make_synth(s6);
+    const WrfDims& d6 = c6.d;
+    c6.field[2 * d6.size3() + d6.idx3(9, 3, 3)] = std::nanf("");
+    c6.field[1 * d6.size3() + d6.idx3(16, 5, 3)] = INFINITY;
+    expect_input_error(c6.inputs(), "field: non-finite value in species 1 at (i,k,j)=(16,5,3)");
+    SynthCase c7 = make_synth(s6);
+    c7.field[c7.d.idx3(19, 2, 16)] = std::nanf("");
+    EXPECT_NO_THROW(run_pd(Backend::Cpu, Mode::Strict, c7.inputs()));
+    c7.field[c7.d.idx3(19, 2, 12)] = std::nanf("");  // i = ite + 4, in the first box
+    expect_input_error(c7.inputs(), "field: non-finite value in species 0 at (i,k,j)=(19,2,12)");
+  }
   // NaN outside what the scheme reads is not an error (WRF never reads it either)
   {
     SynthCase c5 = make_synth(sp);
@@ -426,6 +444,70 @@ TEST(AdvectionApi, GpuWithoutCudaOrGpuIsARuntimeError) {
   SynthCase c = make_synth(sp);
   AdvectInputs in = c.inputs();
   EXPECT_THROW(run_pd(Backend::Gpu, Mode::Strict, in), RuntimeError);
+}
+
+// ---- bad tracers on the GPU: checked while packed, named as the CPU names them ----------------
+// The GPU backend checks field/field_old for NaN/Inf as it packs them into staging, group by
+// group; it must name the same value as validate() and write nothing, even when the bad value
+// is in the last group and the earlier groups' kernels have run.
+TEST(AdvectionGpu, BadTracerNamedAndNothingWritten) {
+  WRFGPU_REQUIRE_GPU();
+  SynthSpec sp;
+  sp.nspec = 9; sp.halo = 5; sp.its = 8; sp.ite = 15; sp.jts = 7; sp.jte = 12;
+  sp.flags.specified = true;
+  GpuOptions go;
+  go.species_per_group = 2;  // 5 groups
+  struct Bad { bool old; int s, i, k, j; };
+  const std::vector<std::vector<Bad>> cases = {
+      {{false, 7, 16, 5, 3}},                         // field, last group, read by the j-box only
+      {{true, 1, 9, 2, 8}, {false, 6, 4, 3, 9}},      // field is named before field_old
+      {{true, 8, 13, 4, 10}},                         // field_old only
+      {{false, 3, 17, 2, 9}},                         // read by both schemes
+  };
+  int nbad = 0;
+  for (const auto& bads : cases)
+    for (bool pd : {true, false}) {
+      SynthCase c = make_synth(sp);
+      for (const Bad& b : bads)
+        (b.old ? c.field_old : c.field)[(std::size_t)b.s * c.d.size3() + c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
+      for (auto& x : c.tendency) x = -7.0f;
+      AdvectInputs in = c.inputs();
+      if (!pd) in.field_old = in.field;  // RK1/2: WRF passes field twice (field_old unread)
+      std::string cpu_msg;
+      try {
+        validate(in, pd);
+      } catch (const InputError& e) {
+        cpu_msg = e.what();
+      }
+      if (cpu_msg.empty()) {  // the unlimited scheme reads none of these values
+        EXPECT_FALSE(pd) << "validate accepted a NaN the pd scheme reads";
+        EXPECT_NO_THROW(run_unlimited(Backend::Gpu, Mode::Strict, in, nullptr, go));
+        continue;
+      }
+      ++nbad;
+      try {
+        if (pd) run_pd(Backend::Gpu, Mode::Strict, in, nullptr, go);
+        else run_unlimited(Backend::Gpu, Mode::Strict, in, nullptr, go);
+        ADD_FAILURE() << "the GPU backend accepted: " << cpu_msg;
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), cpu_msg);
+      }
+      for (float x : c.tendency) ASSERT_EQ(x, -7.0f) << "written before the error";
+    }
+  EXPECT_EQ(nbad, 5);  // 4 pd cases and 1 unlimited
+  // a NaN the scheme does not read: the GPU result is the CPU's, bit for bit
+  SynthCase c = make_synth(sp);
+  c.field[5 * c.d.size3() + c.d.idx3(19, 2, 16)] = std::nanf("");
+  std::vector<float> ref = c.tendency;
+  AdvectInputs in = c.inputs();
+  AdvectInputs ci = in;
+  ci.tendency = ref.data();
+  run_pd(Backend::Cpu, Mode::Strict, ci);
+  run_pd(Backend::Gpu, Mode::Strict, in, nullptr, go);
+  std::size_t differ = 0;
+  for (std::size_t q = 0; q < ref.size(); ++q)
+    if (std::memcmp(&ref[q], &c.tendency[q], sizeof(float)) != 0) ++differ;
+  EXPECT_EQ(differ, 0u);
 }
 
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
