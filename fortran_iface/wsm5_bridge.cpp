@@ -21,6 +21,7 @@
 #include <string>
 
 #include "device.h"
+#include "host_cores.h"
 #include "call_timing.h"
 #include "errors.h"
 #include "modes.h"
@@ -104,8 +105,8 @@ void wsm5_gpu_init_(int* myproc, int* nproc, int* mydevice) {
     }
     const int id = gpu_select(-1, *mydevice);
     const DeviceInfo d = gpu_info(id);
-    std::printf("wrfgpu: rank %d of %d uses GPU %d (%s, PCI %s) for WSM5\n", *myproc, *nproc,
-                id, d.name.c_str(), d.pci_bus_id.c_str());
+    std::printf("wrfgpu: rank %d of %d uses GPU %d (%s, PCI %s) for WSM5%s\n", *myproc, *nproc,
+                id, d.name.c_str(), d.pci_bus_id.c_str(), host_cores_note().c_str());
     std::fflush(stdout);
   });
 }

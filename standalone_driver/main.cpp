@@ -19,6 +19,7 @@
 #include <vector>
 #include "capture_io.h"
 #include "device.h"
+#include "host_cores.h"
 #include "errors.h"
 #include "modes.h"
 #include "replay.h"
@@ -396,7 +397,7 @@ int main(int argc, char** argv) {
       std::snprintf(b, sizeof b, "rank %d on %s: GPU %d %s (cc %d.%d, PCI %s)%s", rank, host, dev,
                     d.name.c_str(), d.cc_major, d.cc_minor, d.pci_bus_id.c_str(),
                     local_size > gpu_count() ? " [shared: more ranks than GPUs on this node]" : "");
-      line = b;
+      line = b + host_cores_note();
     } else {
       line = "rank " + std::to_string(rank) + " on " + host + ": CPU backend";
     }

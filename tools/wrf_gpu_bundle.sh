@@ -278,10 +278,14 @@ for be in "${BACKENDS[@]}"; do
   echo "== WRFGPU_BACKEND=$be: running wrf.exe in $d"
   t0=$(date +%s.%N)
   if [ "$NP" -gt 1 ]; then
-    xs=(-x WRFGPU_BACKEND -x LD_LIBRARY_PATH)
-    for v in CUDA_VISIBLE_DEVICES OMP_NUM_THREADS WRFGPU_QUIET; do [ -n "${!v:-}" ] && xs+=(-x "$v"); done
-    ( cd "$d" && WRFGPU_BACKEND=$be mpirun --allow-run-as-root --oversubscribe "${xs[@]}" \
-        -np "$NP" "$HERE/wrf.exe" > wrf.log 2>&1 )
+    # Unbound ranks with a share of the cores each: the library's host side (packing into
+    # page-locked staging, input checks) runs on the rank's OpenMP threads, and mpirun's
+    # default binding for 1 or 2 ranks is one core each.
+    omp=${OMP_NUM_THREADS:-$(( $(nproc --all) / NP > 0 ? $(nproc --all) / NP : 1 ))}
+    xs=(-x WRFGPU_BACKEND -x LD_LIBRARY_PATH -x OMP_NUM_THREADS)
+    for v in CUDA_VISIBLE_DEVICES WRFGPU_QUIET; do [ -n "${!v:-}" ] && xs+=(-x "$v"); done
+    ( cd "$d" && WRFGPU_BACKEND=$be OMP_NUM_THREADS=$omp mpirun --allow-run-as-root --oversubscribe \
+        --bind-to none "${xs[@]}" -np "$NP" "$HERE/wrf.exe" > wrf.log 2>&1 )
   else
     ( cd "$d" && WRFGPU_BACKEND=$be "$HERE/wrf.exe" > wrf.log 2>&1 )
   fi

@@ -1,4 +1,5 @@
 // Tests of the shared layer: backend/mode parsing, the verification figures, capture I/O.
+#include <sched.h>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -6,6 +7,7 @@
 #include "capture_io.h"
 #include "device.h"
 #include "errors.h"
+#include "host_cores.h"
 #include "modes.h"
 #include "test_util.h"
 #include "verify.h"
@@ -109,4 +111,32 @@ TEST(CaptureIo, RoundTripAndErrorsNameTheVariable) {
   EXPECT_THROW(f.att_double("dt"), InputError);
   EXPECT_THROW(NcFile("/nonexistent/x.nc"), InputError);
   std::remove(path.c_str());
+}
+
+// A rank bound to one core (mpirun's default binding for one or two ranks) is told so at
+// start-up: the host side of the GPU calls would run on one thread.
+TEST(HostCores, OneCoreIsReported) {
+  const int online = host_cores_online();
+  const int allowed = host_cores_allowed();
+  ASSERT_GE(allowed, 1);
+  ASSERT_GE(online, 1);
+  if (allowed > 1) {
+    EXPECT_EQ(host_cores_note(), "");
+  }
+  cpu_set_t was, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof was, &was), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &was)) ++cpu;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(host_cores_allowed(), 1);
+  const std::string note = host_cores_note();
+  ASSERT_EQ(sched_setaffinity(0, sizeof was, &was), 0);
+  if (online > 1) {
+    EXPECT_NE(note.find("bound to 1 of " + std::to_string(online) + " cores"), std::string::npos) << note;
+  } else {
+    EXPECT_EQ(note, "");
+  }
+  EXPECT_EQ(host_cores_allowed(), allowed);
 }
