@@ -136,8 +136,10 @@ FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
 
 # Runs the benchmark (device ceilings, then every kernel on GPU and CPU); BENCH_ARGS passes
 # options, e.g. BENCH_ARGS="--quick --kernels wsm5".
+# OMP_WAIT_POLICY=active (unless set): the host side of the GPU calls runs in OpenMP regions
+# between waits on the GPU, and waking sleeping threads is slow on some hosts (docs/performance.md).
 bench: bin/wrfgpu_bench
-	bin/wrfgpu_bench $(BENCH_ARGS)
+	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-active} bin/wrfgpu_bench $(BENCH_ARGS)
 
 check: all bin/wrfgpu_tests $(FTEST_BIN)
 	@sh tests/run_tests.sh

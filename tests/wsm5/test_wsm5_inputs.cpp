@@ -416,15 +416,17 @@ TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
   }
 }
 
-// With page-locked arrays the 3-D inputs are checked on the device: the same error as the
+// The GPU backend checks the 3-D inputs on the device, after the H2D copies (from page-locked
+// arrays directly, or from the staging it packed pageable arrays into): the same error as the
 // host check (field, NaN/Inf or non-positive, first (i,k,j)), raised before any result is
 // copied back, so every array is left as it was, whichever slab holds the bad value.
-TEST(Wsm5Gpu, PageLockedBadInputNamedAndUntouched) {
+TEST(Wsm5Gpu, BadInputNamedAndUntouchedPageableAndLocked) {
   WRFGPU_REQUIRE_GPU();
   if (!have_case()) GTEST_SKIP() << "test data missing";
   const Case k = small_case();
   struct Bad { const char* field; int di, dk, dj; float v; const char* what; };
   const int last_j = (int)k.nj - 1;
+  for (bool locked : {true, false})
   for (const Bad& b : {Bad{"qr", 3, 7, 2, std::numeric_limits<float>::quiet_NaN(), "NaN"},
                        Bad{"rho", 0, 0, last_j, 0.f, "non-positive"},
                        Bad{"th", 1, 2, last_j, std::numeric_limits<float>::infinity(), "Inf"}}) {
@@ -440,7 +442,8 @@ TEST(Wsm5Gpu, PageLockedBadInputNamedAndUntouched) {
     }
     ASSERT_FALSE(cpu_msg.empty()) << b.field;
     LockedCopies lc(e);
-    const wsm5::State s = lc.state();
+    const auto before = e.m;  // pageable: the arrays the GPU call gets
+    wsm5::State s = locked ? lc.state() : e.s;
     wsm5::Options o = with_re();
     o.gpu_slabs = 3;
     std::string gpu_msg;
@@ -449,16 +452,20 @@ TEST(Wsm5Gpu, PageLockedBadInputNamedAndUntouched) {
     } catch (const InputError& x) {
       gpu_msg = x.what();
     }
-    EXPECT_EQ(gpu_msg, cpu_msg) << b.field;
+    EXPECT_EQ(gpu_msg, cpu_msg) << b.field << (locked ? " page-locked" : " pageable");
     EXPECT_NE(gpu_msg.find(b.what), std::string::npos) << gpu_msg;
-    for (auto& kv : lc.lk) {
-      const std::vector<float>& before = e.m[kv.first];
-      for (std::size_t q = 0; q < before.size(); ++q)
-        if (!(kv.second[q] == before[q] || (std::isnan(kv.second[q]) && std::isnan(before[q])))) {
-          ADD_FAILURE() << kv.first << "[" << q << "] changed on bad input (" << b.field << ")";
-          break;
+    auto unchanged = [&](const std::string& name, const std::vector<float>& was, const float* now) {
+      for (std::size_t q = 0; q < was.size(); ++q)
+        if (!(now[q] == was[q] || (std::isnan(now[q]) && std::isnan(was[q])))) {
+          ADD_FAILURE() << name << "[" << q << "] changed on bad input (" << b.field
+                        << (locked ? ", page-locked)" : ", pageable)");
+          return;
         }
-    }
+    };
+    if (locked)
+      for (auto& kv : lc.lk) unchanged(kv.first, e.m[kv.first], kv.second);
+    else
+      for (auto& kv : e.m) unchanged(kv.first, before.at(kv.first), kv.second.data());
   }
 }
 
