@@ -307,9 +307,9 @@ std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
 // and unpacks the chunk before. vdrog3 is only an output (written for every cell when
 // p_nu0 > 1, else left alone), so it is never copied in.
 template <class T>
-void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell, float* state,
-               const float* met, float* vdrog3, const StateMap& map, int* stats,
-               std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times) {
+void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell, const CellIO& io,
+               const StateMap& map, int* stats, std::size_t batch,
+               const std::uint8_t* expected_steps, GpuTimes* times) {
   Slot* S = slots();
   ChunkEvents& E = chunk_events();
   const std::size_t per_cell =
@@ -327,7 +327,8 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
   const TeamLaunch* cfg = warp ? &team_launch<T>(L) : nullptr;
 
-  // Packing and unpacking are plain copies of whole fields, one field per OpenMP thread
+  // Packing and unpacking are copies of whole fields between the caller's arrays (io: the
+  // dense batch, or WRF's arrays) and the page-locked staging, one field per OpenMP thread
   // (the caller's arrays are pageable: one thread's memcpy rate would be most of a small
   // call's time). Inside a parallel region of the caller they run on its thread alone.
   auto pack = [&](std::size_t i) {
@@ -336,10 +337,8 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
     float* hs = sl.h_state.reserve(nsf * n);
     float* hm = sl.h_met.reserve(nmf * n);
 #pragma omp parallel for schedule(static)
-    for (int f = 0; f < nsf + nmf; ++f) {
-      if (f < nsf) std::memcpy(hs + f * n, state + f * ncell + c0, n * sizeof(float));
-      else std::memcpy(hm + (f - nsf) * n, met + (f - nsf) * ncell + c0, n * sizeof(float));
-    }
+    for (int f = 0; f < nsf + nmf; ++f)
+      io.get(f, c0, n, f < nsf ? hs + f * n : hm + (f - nsf) * n);
     if (warp && expected_steps) longest_first_order(expected_steps + c0, n, sl.h_order.reserve(n));
   };
   auto unpack = [&](std::size_t i) {
@@ -349,9 +348,9 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nsf + nvf + 5; ++f) {
       if (f < nsf)
-        std::memcpy(state + f * ncell + c0, sl.h_state.data() + f * n, n * sizeof(float));
+        io.put(f, c0, n, sl.h_state.data() + f * n);
       else if (f < nsf + nvf)
-        std::memcpy(vdrog3 + (f - nsf) * ncell + c0, sl.h_vdrog3.data() + (f - nsf) * n, n * sizeof(float));
+        io.put(f, c0, n, sl.h_vdrog3.data() + (f - nsf) * n);
       else
         std::memcpy(stats + (f - nsf - nvf) * ncell + c0, sl.h_stats.data() + (f - nsf - nvf) * n, n * sizeof(int));
     }
@@ -448,9 +447,8 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
 }  // namespace
 
 void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
-             std::size_t ncell, float* state, const float* met, float* vdrog3,
-             const StateMap& map, int* stats, std::size_t batch,
-             const std::uint8_t* expected_steps, GpuTimes* times) {
+             std::size_t ncell, const CellIO& io, const StateMap& map, int* stats,
+             std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times) {
   // One call at a time per process: the pipeline slots, their staging and the device
   // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
   static std::mutex call_mutex;
@@ -461,11 +459,20 @@ void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool ce
     if (std::string(e) == "warp") warp_per_cell = true;
   }
   if (use_float)
-    run_gpu_t<float>(opt, warp_per_cell, cell_innermost, ncell, state, met, vdrog3, map, stats,
-                     batch, expected_steps, times);
+    run_gpu_t<float>(opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
+                     expected_steps, times);
   else
-    run_gpu_t<double>(opt, warp_per_cell, cell_innermost, ncell, state, met, vdrog3, map, stats,
-                      batch, expected_steps, times);
+    run_gpu_t<double>(opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
+                      expected_steps, times);
+}
+
+void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
+             std::size_t ncell, float* state, const float* met, float* vdrog3,
+             const StateMap& map, int* stats, std::size_t batch,
+             const std::uint8_t* expected_steps, GpuTimes* times) {
+  const DenseIO io(state, met, vdrog3, ncell);
+  run_gpu(opt, use_float, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
+          expected_steps, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

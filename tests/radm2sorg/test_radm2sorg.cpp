@@ -536,6 +536,30 @@ TEST(Radm2sorgApi, WrfArraysMatchDense) {
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("cell 0 (i,k,j)=(3,2,2) status -6"), std::string::npos) << e.what();
   }
+  // Bad input is named by WRF's (i,k,j) too, before anything is written (GPU: read straight
+  // from WRF's arrays; CPU: the same check before the gather): the first bad met value, then
+  // the first non-finite species.
+  o.max_no_steps = 500;
+  const std::vector<float> chem0 = chem;
+  a.rad[2][d.idx3(6, 3, 4)] = std::nanf("");
+  float* t_phy = met.data() + r2::kTphy * s3;
+  t_phy[d.idx3(5, 4, 5)] = -1.f;
+  t_phy[d.idx3(4, 2, 3)] = 0.f;  // the first bad t_phy in (j, k, i) order
+  try {
+    r2::run_wrf(o, a);
+    FAIL() << "no exception";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad t_phy = 0.000000 at cell 16 (i,k,j)=(4,2,3)"), std::string::npos) << e.what();
+  }
+  t_phy[d.idx3(5, 4, 5)] = t_phy[d.idx3(4, 2, 3)] = 280.f;
+  try {
+    r2::run_wrf(o, a);
+    FAIL() << "no exception";
+  } catch (const InputError& e) {
+    const std::string want = std::string("non-finite ") + r2::kRadicalNames[2] + " at cell 38 (i,k,j)=(6,3,4)";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(chem == chem0) << "chem written on bad input";
 }
 
 // ------------------------------------------------------------------------------------------
