@@ -460,7 +460,9 @@ TEST(Radm2sorgApi, FailedCellsAreReported) {
   EXPECT_EQ(s.failures[0].status, -6);
 }
 
-TEST(Radm2sorgApi, WrfArraysMatchDense) {
+// run_wrf (WRF's arrays, the Fortran bridge's entry point) against run_dense on backend b:
+// the same bits, halos untouched, failures and bad input named by WRF's (i,k,j).
+static void wrf_arrays_match_dense(Backend b) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
   if (!file_exists(path)) GTEST_SKIP() << path << " not found";
   Case c = load(path);
@@ -497,7 +499,9 @@ TEST(Radm2sorgApi, WrfArraysMatchDense) {
       }
   r2::Options o;
   o.dtstepc = c.dtstepc;
-  r2::run_wrf(o, a);
+  o.backend = b;
+  const r2::Stats sw = r2::run_wrf(o, a);
+  EXPECT_EQ(sw.backend_used, b);
   std::vector<float> st = c.state, vdd(r2::kLdrog * c.n, 0.f);
   r2::run_dense(o, c.n, st.data(), c.met.data(), vdd.data());
   q = 0;
@@ -560,6 +564,18 @@ TEST(Radm2sorgApi, WrfArraysMatchDense) {
     EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
   }
   EXPECT_TRUE(chem == chem0) << "chem written on bad input";
+}
+
+TEST(Radm2sorgApi, WrfArraysMatchDense) { wrf_arrays_match_dense(Backend::Cpu); }
+
+// On the GPU run_wrf reads and writes WRF's arrays chunk by chunk straight from and into the
+// page-locked staging; 7 chunks of 1,715 cells cut the tile's 40-cell rows.
+TEST(Radm2sorgGpu, WrfArraysMatchDense) {
+  WRFGPU_REQUIRE_GPU();
+  wrf_arrays_match_dense(Backend::Gpu);
+  setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
+  wrf_arrays_match_dense(Backend::Gpu);
+  unsetenv("WRFGPU_RADM2SORG_CHUNKS");
 }
 
 // ------------------------------------------------------------------------------------------
