@@ -236,8 +236,9 @@ int main(int argc, char** argv) {
       else std::printf(" %8s\n", "-");
     }
     std::printf("(ms, median; gpu: the caller's arrays pageable, as WRF's; gpu-pl: page-locked, copied\n"
-                " straight to and from them; kernel = GPU kernels only (CPU: whole call); check = input checks on\n"
-                " the host (NaN/Inf, positivity), part of end2end where reported; xfer = pure transfer time of the\n"
+                " straight to and from them; kernel = GPU kernels only (CPU: whole call); check = input checks\n"
+                " (NaN/Inf, positivity) on the host, and WSM5's on the GPU, part of end2end where reported (advection\n"
+                " checks the tracers as it packs them); xfer = pure transfer time of the\n"
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
                 " %%bw against the measured device copy rate; -sp: single precision where the kernel computes in\n"
                 " double; gpu-wrf: through the WRF-array entry point the Fortran bridge calls (gather into a batch,\n"

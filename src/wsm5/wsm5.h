@@ -64,7 +64,7 @@ struct Options {
 struct Timing {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU: sums over slabs (CUDA events)
   double total_ms = 0;                           // wall clock of the whole call
-  double check_ms = 0;                           // of which the input checks (host, validate())
+  double check_ms = 0;  // of which the input checks (host, validate(); GPU: the 3-D inputs on the device)
   bool direct = false;                           // GPU: copied straight from page-locked arrays
   Backend backend = Backend::Cpu;                // the backend that ran
 };
