@@ -58,49 +58,71 @@ std::vector<std::string> met_names() {
   return v;
 }
 
-// First cell of one field that is not finite (or, with positive, not > 0); n if none.
-// Parallel: a CONUS call scans about 0.4 G values.
-static std::size_t first_bad(const float* x, std::size_t n, bool positive) {
-  std::size_t first = n;
-#pragma omp parallel for reduction(min : first)
-  for (std::ptrdiff_t c = 0; c < (std::ptrdiff_t)n; ++c)
-    if (!std::isfinite(x[c]) || (positive && !(x[c] > 0))) first = std::min(first, (std::size_t)c);
-  return first;
-}
-
-// The inputs of a call as the checks see them: input field f (state 0..kNState-1, then met),
-// its first bad cell (ncell if none), the value of a cell, and where a cell is.
+// The inputs of a call as the checks see them: input field f (state 0..kNState-1, then met)
+// in pieces, each a run of consecutive cells in memory (the dense batch: blocks of a field;
+// WRF's tile: its (j, k) rows), the value of a cell, and where a cell is.
 struct CheckSource {
   virtual ~CheckSource() = default;
-  virtual std::size_t first_bad(int f, bool positive) const = 0;
+  virtual std::size_t pieces() const = 0;  // per field
+  // piece p of field f: its first cell and length, and where its values are
+  virtual const float* piece(int f, std::size_t p, std::size_t& c0, std::size_t& n) const = 0;
   virtual float value(int f, std::size_t c) const = 0;
   virtual std::string where(std::size_t c) const { return " at cell " + std::to_string(c); }
 };
 struct DenseCheck : CheckSource {
+  static constexpr std::size_t kBlock = 4096;
   std::size_t ncell;
   const float *state, *met;
   DenseCheck(std::size_t n, const float* s, const float* m) : ncell(n), state(s), met(m) {}
   const float* field(int f) const {
     return f < kNState ? state + (std::size_t)f * ncell : met + (std::size_t)(f - kNState) * ncell;
   }
-  std::size_t first_bad(int f, bool positive) const override {
-    return radm2sorg::first_bad(field(f), ncell, positive);
+  std::size_t pieces() const override { return (ncell + kBlock - 1) / kBlock; }
+  const float* piece(int f, std::size_t p, std::size_t& c0, std::size_t& n) const override {
+    c0 = p * kBlock;
+    n = std::min(kBlock, ncell - c0);
+    return field(f) + c0;
   }
   float value(int f, std::size_t c) const override { return field(f)[c]; }
 };
+
+// The first bad cell of every input field (ncell if none): NaN/Inf, and not > 0 in t_phy,
+// p_phy and rho. One parallel region over all fields' pieces, each tested with the
+// vectorised row test first (a region per field, testing cell by cell, took 0.84 ms of an
+// 11 ms call for 28,899 cells and 60 ms for CONUS on an H100 host).
+static std::vector<std::size_t> first_bad_cells(std::size_t ncell, const CheckSource& src) {
+  const int nf = kNState + kNMet;
+  std::vector<std::size_t> first((std::size_t)nf, ncell);
+  const long np = (long)src.pieces();
+#pragma omp parallel for schedule(dynamic, 16)
+  for (long t = 0; t < (long)nf * np; ++t) {
+    const int f = (int)(t / np);
+    const int m = f - kNState;
+    const bool positive = m == kTphy || m == kPphy || m == kRho;
+    std::size_t c0 = 0, n = 0;
+    const float* x = src.piece(f, (std::size_t)(t % np), c0, n);
+    if (positive ? !row_has_bad<true>(x, (int)n) : !row_has_bad<false>(x, (int)n)) continue;
+    std::size_t i = 0;
+    while (std::isfinite(x[i]) && !(positive && !(x[i] > 0))) ++i;
+#pragma omp critical(radm2sorg_first_bad)
+    first[(std::size_t)f] = std::min(first[(std::size_t)f], c0 + i);
+  }
+  return first;
+}
 
 static void check_inputs(std::size_t ncell, const CheckSource& src, const Options& opt) {
   if (!(opt.dtstepc > 0)) throw InputError("radm2sorg: dtstepc must be > 0");
   if (opt.method < 1 || opt.method > 5)
     throw InputError("radm2sorg: method must be 1..5 (Ros2, Ros3, Ros4, Rodas3, Rodas4)");
+  const std::vector<std::size_t> first = first_bad_cells(ncell, src);
   for (int f = 0; f < kNMet; ++f) {
-    const std::size_t c = src.first_bad(kNState + f, f == kTphy || f == kPphy || f == kRho);
+    const std::size_t c = first[(std::size_t)(kNState + f)];
     if (c < ncell)
       throw InputError("radm2sorg: bad " + met_names()[f] + " = " +
                        std::to_string(src.value(kNState + f, c)) + src.where(c));
   }
   for (int f = 0; f < kNState; ++f) {
-    const std::size_t c = src.first_bad(f, false);
+    const std::size_t c = first[(std::size_t)f];
     if (c < ncell)
       throw InputError("radm2sorg: non-finite " + std::string(state_field_name(f)) + src.where(c));
   }
@@ -157,8 +179,10 @@ static StepHistory& step_history() {
 static Stats run_batch(const Options& opt, std::size_t ncell, float* state, const float* met,
                        float* vdrog3, const StepHistory::Key& key, const CellIO* io = nullptr,
                        const CheckSource* chk = nullptr) {
+  const auto tc = std::chrono::steady_clock::now();
   if (chk) check_inputs(ncell, *chk, opt);
   else check_inputs(ncell, DenseCheck(ncell, state, met), opt);
+  const double check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
   const StateMap map = make_state_map();
   CellOptions co;
   co.dtstepc = opt.dtstepc;
@@ -214,6 +238,7 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
 #endif
   }
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.check_seconds = check_seconds;
   s.backend_used = b;
   s.nstp.assign(st.begin(), st.begin() + ncell);
   s.nacc.assign(st.begin() + ncell, st.begin() + 2 * ncell);
@@ -292,22 +317,13 @@ struct WrfTile : CellIO, CheckSource {
       std::memcpy(out[f] + o, src + (c - c0), len * sizeof(float));
     });
   }
-  std::size_t first_bad(int f, bool positive) const override {
-    const std::size_t ncell = per_j * d.tile_nj();
-    const long nrow = (long)(ncell / ni);
-    std::size_t first = ncell;
-#pragma omp parallel for schedule(static) reduction(min : first)
-    for (long r = 0; r < nrow; ++r) {
-      const std::size_t c = (std::size_t)r * ni;
-      const float* x = in[f] + at(c);
-      if (!(positive ? row_has_bad<true>(x, ni) : row_has_bad<false>(x, ni))) continue;
-      for (int i = 0; i < ni; ++i)
-        if (!std::isfinite(x[i]) || (positive && !(x[i] > 0))) {
-          first = std::min(first, c + i);
-          break;
-        }
-    }
-    return first;
+  std::size_t pieces() const override {  // the (j, k) rows
+    return ni > 0 && d.tile_nj() > 0 ? per_j / ni * d.tile_nj() : 0;
+  }
+  const float* piece(int f, std::size_t p, std::size_t& c0, std::size_t& n) const override {
+    c0 = p * ni;
+    n = ni;
+    return in[f] + at(c0);
   }
   float value(int f, std::size_t c) const override { return in[f][at(c)]; }
   std::string where(std::size_t c) const override {

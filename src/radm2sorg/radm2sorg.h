@@ -63,6 +63,7 @@ struct Stats {
   std::vector<Failure> failures;                    // cells with status < 0
   Backend backend_used = Backend::Cpu;
   double seconds = 0;                               // wall time of the integration
+  double check_seconds = 0;                         // of the input checks before it (host)
   // GPU backend (ms, CUDA events): H2D and D2H summed over the call's chunks, kernel from
   // the first chunk's kernels starting to the last chunk's ending (chunks overlap one
   // another's copies); the rest of `seconds` is the host's packing into page-locked staging.

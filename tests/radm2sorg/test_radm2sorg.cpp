@@ -566,6 +566,38 @@ static void wrf_arrays_match_dense(Backend b) {
   EXPECT_TRUE(chem == chem0) << "chem written on bad input";
 }
 
+// Bad input in a dense batch: the first bad met value (met fields in order), then the first
+// non-finite state value (fields in order), each at its first cell, on either side of the
+// checks' 4,096-cell blocks; nothing is written.
+TEST(Radm2sorgApi, BadInputNamed) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  ASSERT_GT(c.n, 9000u);
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  std::vector<float> met = c.met, st = c.state, vd(r2::kLdrog * c.n, 0.f);
+  met[r2::kRho * c.n + 9000] = 0.f;
+  met[r2::kRho * c.n + 5000] = -1.f;
+  auto message = [&]() -> std::string {
+    try {
+      r2::run_dense(o, c.n, st.data(), met.data(), vd.data());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message(), "radm2sorg: bad rho_phy = -1.000000 at cell 5000");
+  met = c.met;
+  st[3 * c.n + 4097] = std::nanf("");
+  st[1 * c.n + c.n - 1] = INFINITY;
+  EXPECT_EQ(message(), "radm2sorg: non-finite " + r2::state_names()[1] + " at cell " + std::to_string(c.n - 1));
+  st[1 * c.n + c.n - 1] = c.state[1 * c.n + c.n - 1];
+  EXPECT_EQ(message(), "radm2sorg: non-finite " + r2::state_names()[3] + " at cell 4097");
+  st[3 * c.n + 4097] = c.state[3 * c.n + 4097];
+  EXPECT_TRUE(st == c.state) << "state written on bad input";
+}
+
 TEST(Radm2sorgApi, WrfArraysMatchDense) { wrf_arrays_match_dense(Backend::Cpu); }
 
 // On the GPU run_wrf reads and writes WRF's arrays chunk by chunk straight from and into the
