@@ -78,8 +78,8 @@ class Replay {
   // (RADM2SORG's Rosenbrock solver): false when it has no such option. Called before run().
   virtual bool set_single(bool /*single*/) { return false; }
   // Through the WRF-array entry point the Fortran bridge takes (memory-dimensioned 3-D and
-  // 4-D arrays, gathered into a batch and scattered back) instead of the dense batch: false
-  // when the kernel has no separate one. Called before run().
+  // 4-D arrays) instead of the dense batch: false when the kernel has no separate one.
+  // Called before run().
   virtual bool set_wrf_arrays(bool /*wrf*/) { return false; }
 };
 

@@ -59,8 +59,8 @@ class Radm2sorgReplay : public Replay {
     if (wrf_arrays_) {
       // The capture's fields are (south_north, bottom_top, west_east): each one is a WRF 3-D
       // array chem(i,k,j) of the tile with memory dimensions = tile dimensions, and the chem
-      // species are consecutive 3-D arrays of one 4-D array. Timed whole: gather, integration,
-      // scatter, as the Fortran bridge's call costs.
+      // species are consecutive 3-D arrays of one 4-D array. Timed whole, as the Fortran
+      // bridge's call costs.
       const std::size_t n = ncell_;
       radm2sorg::WrfArrays a;
       a.d.ids = a.d.ims = a.d.its = 1;

@@ -241,8 +241,8 @@ int main(int argc, char** argv) {
                 " checks the tracers as it packs them); xfer = pure transfer time of the\n"
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
                 " %%bw against the measured device copy rate; -sp: single precision where the kernel computes in\n"
-                " double; gpu-wrf: through the WRF-array entry point the Fortran bridge calls (gather into a batch,\n"
-                " scatter back; end2end times the whole call); Mcell/s = million grid cells per second of end2end;\n"
+                " double; gpu-wrf: through the WRF-array entry point the Fortran bridge calls (end2end times the\n"
+                " whole call); Mcell/s = million grid cells per second of end2end;\n"
                 " radm2sorg_kpp gpu: the warps take the cells longest first by the step counts of the previous call\n"
                 " on the same cells, the warm-up's for the first repeat, as WRF's previous chemistry step gives them)\n");
     // speedups

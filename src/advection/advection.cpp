@@ -77,19 +77,9 @@ long first_bad(const RowCheck& rc, const WrfDims& d, std::size_t sst) {
   long first = LONG_MAX;
 #pragma omp parallel for schedule(static) reduction(min : first) if (nrow * rc.u.ni() > 65536)
   for (long r = 0; r < nrow; ++r) {
-    const int k = rc.k0 + (int)(r % nkb), jj = (int)(r / nkb % njb), s = (int)(r / nkb / njb);
-    const int j = rc.u.j0 + jj;
-    const float* base = rc.p + (std::size_t)s * sst;
-    for (const auto& iv : rc.ivs[(std::size_t)jj]) {
-      const float* row = base + (rc.kind == 2 ? d.idx2(iv.first, j) : d.idx3(iv.first, k, j));
-      const int len = iv.second - iv.first + 1;
-      if (!row_has_bad(row, len)) continue;  // the fast, vectorised test first
-      for (int i = 0; i < len; ++i)
-        if (!std::isfinite(row[i])) {
-          first = std::min(first, rc.code(s, iv.first + i, k, j));
-          break;
-        }
-    }
+    const int k = rc.k0 + (int)(r % nkb), j = rc.u.j0 + (int)(r / nkb % njb), s = (int)(r / nkb / njb);
+    const std::size_t at = rc.kind == 2 ? d.idx2(rc.u.i0, j) : d.idx3(rc.u.i0, k, j);
+    first = std::min(first, rc.first_in_row(rc.p + (std::size_t)s * sst + at, s, k, j));
   }
   return first;
 }

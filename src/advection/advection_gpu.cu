@@ -18,7 +18,6 @@
 #include <array>
 #include <chrono>
 #include <climits>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,7 +25,6 @@
 #include "advection_impl.h"
 #include "cuda_util.h"
 #include "errors.h"
-#include "finite_check.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -351,16 +349,7 @@ long pack3(const float* src, std::size_t sst, int ns, const WrfDims& d, const Bo
     float* row = dst + n * (std::size_t)r;
     std::memcpy(row, src + sst * s + d.idx3(b.i0, k, j), n * sizeof(float));
     if (!rc || j < rc->u.j0 || j > rc->u.j1 || k < rc->k0 || k > rc->k1) continue;
-    for (const auto& iv : rc->ivs[(std::size_t)(j - rc->u.j0)]) {
-      const float* x = row + (iv.first - b.i0);
-      const int len = iv.second - iv.first + 1;
-      if (!row_has_bad(x, len)) continue;
-      for (int i = 0; i < len; ++i)
-        if (!std::isfinite(x[i])) {
-          first = std::min(first, rc->code(s0 + s, iv.first + i, k, j));
-          break;
-        }
-    }
+    first = std::min(first, rc->first_in_row(row + (rc->u.i0 - b.i0), s0 + s, k, j));
   }
   return first;
 }

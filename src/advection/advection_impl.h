@@ -1,12 +1,15 @@
 // advection_impl.h - what the dispatcher (advection.cpp) hands to the backends: the validated
 // call, its boundary rule and the index boxes the scheme touches. Not part of the public API.
 #pragma once
+#include <climits>
+#include <cmath>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
-#include <cstddef>
 #include "advection.h"
 #include "advection_physics.h"
+#include "finite_check.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -42,6 +45,18 @@ struct RowCheck {
   int nk() const { return k1 - k0 + 1; }
   long code(int s, int i, int k, int j) const {
     return (((long)s * u.nj() + (j - u.j0)) * nk() + (k - k0)) * u.ni() + (i - u.i0);
+  }
+  // The smallest code of a non-finite value the scheme reads in row (s, k, j), LONG_MAX if
+  // none; at_i0 points to the row's value at i = u.i0 (the caller's array or a staging copy).
+  long first_in_row(const float* at_i0, int s, int k, int j) const {
+    for (const auto& iv : ivs[(std::size_t)(j - u.j0)]) {
+      const float* x = at_i0 + (iv.first - u.i0);
+      const int len = iv.second - iv.first + 1;
+      if (!row_has_bad(x, len)) continue;  // the fast, vectorised test first
+      for (int i = 0; i < len; ++i)
+        if (!std::isfinite(x[i])) return code(s, iv.first + i, k, j);
+    }
+    return LONG_MAX;
   }
   // "field: non-finite value in species 2 at (i,k,j)=(5,4,6)" for the value of `code`
   std::string message(long code) const;

@@ -294,8 +294,15 @@ struct WrfTile : CellIO, CheckSource {
   const float* in[kNState + kNMet];
   float* out[kNState + kLdrog];
   explicit WrfTile(const WrfDims& dims) : d(dims), ni(dims.tile_ni()), per_j((std::size_t)dims.tile_ni() * dims.tile_nk()) {}
+  void ijk(std::size_t c, int& i, int& k, int& j) const {  // WRF's (i, k, j) of batch cell c
+    i = d.its + (int)(c % ni);
+    k = d.kts + (int)(c % per_j / ni);
+    j = d.jts + (int)(c / per_j);
+  }
   std::size_t at(std::size_t c) const {  // WRF index of batch cell c
-    return d.idx3(d.its + (int)(c % ni), d.kts + (int)(c % per_j / ni), d.jts + (int)(c / per_j));
+    int i, k, j;
+    ijk(c, i, k, j);
+    return d.idx3(i, k, j);
   }
   // f(c, offset in WRF's array, length) for each row piece of cells [c0, c0 + n)
   template <class F>
@@ -327,8 +334,10 @@ struct WrfTile : CellIO, CheckSource {
   }
   float value(int f, std::size_t c) const override { return in[f][at(c)]; }
   std::string where(std::size_t c) const override {
-    return " at cell " + std::to_string(c) + " (i,k,j)=(" + std::to_string(d.its + (int)(c % ni)) + "," +
-           std::to_string(d.kts + (int)(c % per_j / ni)) + "," + std::to_string(d.jts + (int)(c / per_j)) + ")";
+    int i, k, j;
+    ijk(c, i, k, j);
+    return " at cell " + std::to_string(c) + " (i,k,j)=(" + std::to_string(i) + "," +
+           std::to_string(k) + "," + std::to_string(j) + ")";
   }
 };
 
@@ -366,11 +375,7 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
   for (int p = 0; p < kNPh; ++p) tile.in[kNState + kPh0 + p] = a.ph[p];
   for (int q = 0; q < kLdrog; ++q) tile.out[kNState + q] = out_vd ? a.vdrog3 + (std::size_t)q * s3 : nullptr;
   auto name_failures = [&](Stats& s) {  // the batch index back to WRF's (i, k, j)
-    for (Failure& f : s.failures) {
-      f.j = d.jts + (int)(f.cell / tile.per_j);
-      f.k = d.kts + (int)(f.cell % tile.per_j / tile.ni);
-      f.i = d.its + (int)(f.cell % tile.ni);
-    }
+    for (Failure& f : s.failures) tile.ijk(f.cell, f.i, f.k, f.j);
   };
   if (n > 0 && resolve_backend(opt.backend) == Backend::Gpu) {
     // The GPU backend reads and writes WRF's arrays chunk by chunk, straight from and into its
@@ -395,28 +400,14 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
   float* state = bt.state.data();
   float* met = bt.met.data();
   float* vd = bt.vd.data();
-  // Batch cell c = (j - jts)*per_j + (k - kts)*ni + (i - its) (WRF's loop order j, k, i), so
-  // each (field, j, k) row of the tile is ni consecutive floats on both sides: the gather and
-  // the scatter are row copies, spread over the threads by (field, j).
-  const int ni = d.tile_ni(), nk = d.tile_nk(), nj = d.tile_nj();
-  const std::size_t per_j = (std::size_t)ni * nk;
-  auto rows = [&](int nfield, auto&& copy_row) {
-#pragma omp parallel for schedule(static)
-    for (long t = 0; t < (long)nfield * nj; ++t) {
-      const int f = (int)(t / nj), j = d.jts + (int)(t % nj);
-      for (int k = d.kts; k <= d.kte; ++k)
-        copy_row(f, (std::size_t)(j - d.jts) * per_j + (std::size_t)(k - d.kts) * ni, d.idx3(d.its, k, j));
-    }
-  };
-  rows(kNState + kNMet, [&](int f, std::size_t c, std::size_t o) {
-    float* dst = f < kNState ? state + (std::size_t)f * n + c : met + (std::size_t)(f - kNState) * n + c;
-    std::memcpy(dst, tile.in[f] + o, ni * sizeof(float));
-  });
+  // The tile's (j, k) rows copied field by field, spread over the threads (WrfTile).
+#pragma omp parallel for schedule(dynamic)
+  for (int f = 0; f < kNState + kNMet; ++f)
+    tile.get(f, 0, n, f < kNState ? state + (std::size_t)f * n : met + (std::size_t)(f - kNState) * n);
   Stats s = run_batch(opt, n, state, met, vd, key, nullptr, &tile);  // checks name WRF's (i,k,j)
-  rows(kNState + (out_vd ? kLdrog : 0), [&](int f, std::size_t c, std::size_t o) {
-    const float* src = f < kNState ? state + (std::size_t)f * n + c : vd + (std::size_t)(f - kNState) * n + c;
-    std::memcpy(tile.out[f] + o, src, ni * sizeof(float));
-  });
+#pragma omp parallel for schedule(dynamic)
+  for (int f = 0; f < kNState + kLdrog; ++f)  // put() skips vdrog3 when it is not an output
+    tile.put(f, 0, n, f < kNState ? state + (std::size_t)f * n : vd + (std::size_t)(f - kNState) * n);
   name_failures(s);
   if (opt.throw_on_failure) throw_failures(s);
   return s;
