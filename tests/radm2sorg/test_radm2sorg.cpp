@@ -460,43 +460,59 @@ TEST(Radm2sorgApi, FailedCellsAreReported) {
   EXPECT_EQ(s.failures[0].status, -6);
 }
 
+// The capture's cells as WRF's memory-dimensioned arrays: a halo of 2 in i and j, one level
+// extra, chem with 45 species in reverse order, the halos filled with -7.
+struct WrfCase {
+  WrfDims d;
+  std::size_t s3 = 0;
+  static constexpr int num_chem = 45;
+  std::vector<float> chem, rad, met, vd;
+  r2::WrfArrays a;
+  explicit WrfCase(const Case& c) {
+    d.ids = d.its = 1; d.ide = (int)c.ni + 1; d.ite = (int)c.ni;
+    d.jds = d.jts = 1; d.jde = (int)c.nj + 1; d.jte = (int)c.nj;
+    d.kds = d.kts = 1; d.kde = (int)c.nk + 1; d.kte = (int)c.nk;
+    d.ims = -1; d.ime = (int)c.ni + 2; d.jms = -1; d.jme = (int)c.nj + 2; d.kms = 1; d.kme = (int)c.nk + 1;
+    s3 = d.size3();
+    chem.assign(s3 * num_chem, -7.f);
+    rad.assign(s3 * r2::kNRad, -7.f);
+    met.assign(s3 * r2::kNMet, 1.f);
+    vd.assign(s3 * r2::kLdrog, 0.f);
+    a.d = d;
+    a.chem = chem.data();
+    a.num_chem = num_chem;
+    for (int q = 0; q < r2::kNChem; ++q) a.p_chem[q] = num_chem - q;
+    for (int q = 0; q < r2::kNRad; ++q) a.rad[q] = rad.data() + q * s3;
+    a.qv = met.data() + r2::kQv * s3;
+    a.t_phy = met.data() + r2::kTphy * s3;
+    a.p_phy = met.data() + r2::kPphy * s3;
+    a.rho = met.data() + r2::kRho * s3;
+    for (int p = 0; p < r2::kNPh; ++p) a.ph[p] = met.data() + (r2::kPh0 + p) * s3;
+    a.vdrog3 = vd.data();
+    std::size_t q = 0;
+    for (int j = 1; j <= (int)c.nj; ++j)
+      for (int k = 1; k <= (int)c.nk; ++k)
+        for (int i = 1; i <= (int)c.ni; ++i, ++q) {
+          const std::size_t o = d.idx3(i, k, j);
+          for (int f = 0; f < r2::kNChem; ++f) chem[(a.p_chem[f] - 1) * s3 + o] = c.state[f * c.n + q];
+          for (int f = 0; f < r2::kNRad; ++f) rad[f * s3 + o] = c.state[(r2::kNChem + f) * c.n + q];
+          for (int f = 0; f < r2::kNMet; ++f) met[f * s3 + o] = c.met[f * c.n + q];
+        }
+  }
+};
+
 // run_wrf (WRF's arrays, the Fortran bridge's entry point) against run_dense on backend b:
 // the same bits, halos untouched, failures and bad input named by WRF's (i,k,j).
 static void wrf_arrays_match_dense(Backend b) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
   if (!file_exists(path)) GTEST_SKIP() << path << " not found";
   Case c = load(path);
-  // WRF memory with a halo of 2 in i and j, 1 level extra; chem with 45 species in reverse order.
-  WrfDims d;
-  d.ids = d.its = 1; d.ide = (int)c.ni + 1; d.ite = (int)c.ni;
-  d.jds = d.jts = 1; d.jde = (int)c.nj + 1; d.jte = (int)c.nj;
-  d.kds = d.kts = 1; d.kde = (int)c.nk + 1; d.kte = (int)c.nk;
-  d.ims = -1; d.ime = (int)c.ni + 2; d.jms = -1; d.jme = (int)c.nj + 2; d.kms = 1; d.kme = (int)c.nk + 1;
-  const std::size_t s3 = d.size3();
-  const int num_chem = 45;
-  std::vector<float> chem(s3 * num_chem, -7.f), rad(s3 * r2::kNRad, -7.f), met(s3 * r2::kNMet, 1.f),
-      vd(s3 * r2::kLdrog, 0.f);
-  r2::WrfArrays a;
-  a.d = d;
-  a.chem = chem.data();
-  a.num_chem = num_chem;
-  for (int q = 0; q < r2::kNChem; ++q) a.p_chem[q] = num_chem - q;
-  for (int q = 0; q < r2::kNRad; ++q) a.rad[q] = rad.data() + q * s3;
-  a.qv = met.data() + r2::kQv * s3;
-  a.t_phy = met.data() + r2::kTphy * s3;
-  a.p_phy = met.data() + r2::kPphy * s3;
-  a.rho = met.data() + r2::kRho * s3;
-  for (int p = 0; p < r2::kNPh; ++p) a.ph[p] = met.data() + (r2::kPh0 + p) * s3;
-  a.vdrog3 = vd.data();
-  std::size_t q = 0;
-  for (int j = 1; j <= (int)c.nj; ++j)
-    for (int k = 1; k <= (int)c.nk; ++k)
-      for (int i = 1; i <= (int)c.ni; ++i, ++q) {
-        const std::size_t o = d.idx3(i, k, j);
-        for (int f = 0; f < r2::kNChem; ++f) chem[(a.p_chem[f] - 1) * s3 + o] = c.state[f * c.n + q];
-        for (int f = 0; f < r2::kNRad; ++f) rad[f * s3 + o] = c.state[(r2::kNChem + f) * c.n + q];
-        for (int f = 0; f < r2::kNMet; ++f) met[f * s3 + o] = c.met[f * c.n + q];
-      }
+  WrfCase w(c);
+  const WrfDims& d = w.d;
+  const std::size_t s3 = w.s3;
+  const int num_chem = WrfCase::num_chem;
+  std::vector<float>&chem = w.chem, &rad = w.rad, &met = w.met, &vd = w.vd;
+  r2::WrfArrays& a = w.a;
   r2::Options o;
   o.dtstepc = c.dtstepc;
   o.backend = b;
@@ -504,8 +520,7 @@ static void wrf_arrays_match_dense(Backend b) {
   EXPECT_EQ(sw.backend_used, b);
   std::vector<float> st = c.state, vdd(r2::kLdrog * c.n, 0.f);
   r2::run_dense(o, c.n, st.data(), c.met.data(), vdd.data());
-  q = 0;
-  std::size_t mism = 0;
+  std::size_t q = 0, mism = 0;
   for (int j = 1; j <= (int)c.nj; ++j)
     for (int k = 1; k <= (int)c.nk; ++k)
       for (int i = 1; i <= (int)c.ni; ++i, ++q) {
@@ -608,6 +623,78 @@ TEST(Radm2sorgGpu, WrfArraysMatchDense) {
   setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
   wrf_arrays_match_dense(Backend::Gpu);
   unsetenv("WRFGPU_RADM2SORG_CHUNKS");
+}
+
+// run_wrf on the GPU on a 5x3x4 tile inside the arrays, in 7 chunks of at most 9 cells that
+// cut the tile's 5-cell rows, against the same 60 cells as a dense batch on the GPU and on the
+// CPU: the same bits, and nothing outside the tile written. Small enough for compute-sanitizer
+// (memcheck, racecheck, initcheck, synccheck) to cover the WRF-array path of the GPU backend.
+TEST(Radm2sorgGpu, WrfSubtileInChunksMatchesDense) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  Case c = load(path);
+  WrfCase w(c);
+  r2::WrfArrays& a = w.a;
+  a.d.its = 3; a.d.ite = 7; a.d.kts = 2; a.d.kte = 4; a.d.jts = 2; a.d.jte = 5;
+  const std::size_t n = 5 * 3 * 4;
+  // The tile's cells as a dense batch, in run_wrf's cell order (j, k, i).
+  std::vector<float> st(r2::kNState * n), met(r2::kNMet * n);
+  std::size_t m = 0;
+  for (int j = 2; j <= 5; ++j)
+    for (int k = 2; k <= 4; ++k)
+      for (int i = 3; i <= 7; ++i, ++m) {
+        const std::size_t q = (std::size_t)(i - 1) + c.ni * ((std::size_t)(k - 1) + c.nk * (j - 1));
+        for (int f = 0; f < r2::kNState; ++f) st[f * n + m] = c.state[f * c.n + q];
+        for (int f = 0; f < r2::kNMet; ++f) met[f * n + m] = c.met[f * c.n + q];
+      }
+  const std::vector<float> chem0 = w.chem, rad0 = w.rad, vd0 = w.vd;
+  r2::Options o;
+  o.dtstepc = c.dtstepc;
+  o.backend = Backend::Gpu;
+  setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
+  const r2::Stats sw = r2::run_wrf(o, a);
+  unsetenv("WRFGPU_RADM2SORG_CHUNKS");
+  EXPECT_EQ(sw.backend_used, Backend::Gpu);
+  std::vector<float> sg = st, sc = st, vg(r2::kLdrog * n, 0.f), vc(r2::kLdrog * n, 0.f);
+  const r2::Stats sd = r2::run_dense(o, n, sg.data(), met.data(), vg.data());
+  EXPECT_EQ(sw.nstp.size(), n);
+  EXPECT_TRUE(sw.nstp == sd.nstp && sw.nrej == sd.nrej) << "step counts differ";
+  o.backend = Backend::Cpu;
+  r2::run_dense(o, n, sc.data(), met.data(), vc.data());
+  EXPECT_TRUE(sg == sc) << "GPU and CPU dense batches differ";
+  EXPECT_TRUE(vg == vc) << "GPU and CPU vdrog3 differ";
+  std::size_t mism = 0, outside = 0, changed = 0;
+  m = 0;
+  for (int j = 2; j <= 5; ++j)
+    for (int k = 2; k <= 4; ++k)
+      for (int i = 3; i <= 7; ++i, ++m) {
+        const std::size_t off = w.d.idx3(i, k, j);
+        for (int f = 0; f < r2::kNChem; ++f) {
+          const float x = w.chem[(a.p_chem[f] - 1) * w.s3 + off];
+          mism += x != sg[f * n + m];
+          changed += x != st[f * n + m];
+        }
+        for (int f = 0; f < r2::kNRad; ++f) mism += w.rad[f * w.s3 + off] != sg[(r2::kNChem + f) * n + m];
+        for (int v = 0; v < r2::kLdrog; ++v) mism += w.vd[v * w.s3 + off] != vg[v * n + m];
+      }
+  EXPECT_EQ(mism, 0u);
+  EXPECT_GT(changed, n) << "the chemistry changed (almost) nothing";
+  // Outside the tile every value is what it was.
+  auto in_tile = [&](std::size_t off) {
+    for (int j = 2; j <= 5; ++j)
+      for (int k = 2; k <= 4; ++k)
+        for (int i = 3; i <= 7; ++i)
+          if (w.d.idx3(i, k, j) == off) return true;
+    return false;
+  };
+  for (std::size_t off = 0; off < w.s3; ++off) {
+    if (in_tile(off)) continue;
+    for (int f = 0; f < WrfCase::num_chem; ++f) outside += w.chem[f * w.s3 + off] != chem0[f * w.s3 + off];
+    for (int f = 0; f < r2::kNRad; ++f) outside += w.rad[f * w.s3 + off] != rad0[f * w.s3 + off];
+    for (int v = 0; v < r2::kLdrog; ++v) outside += w.vd[v * w.s3 + off] != vd0[v * w.s3 + off];
+  }
+  EXPECT_EQ(outside, 0u);
 }
 
 // ------------------------------------------------------------------------------------------
