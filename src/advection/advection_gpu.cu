@@ -153,10 +153,6 @@ struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
   __device__ std::size_t at(int i, int k, int j) const {
     return (std::size_t)(i - b.i0) + (std::size_t)b.ni * ((std::size_t)(k - b.k0) + (std::size_t)b.nk * (j - b.j0));
   }
-  __device__ Flux get(int s, int comp, std::size_t c) const {
-    const float* q = p + ((std::size_t)s * 6 + comp) * n + c;
-    return Flux{q[0], q[n]};
-  }
 };
 
 __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
@@ -173,15 +169,45 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
   if (dx) fx = pd_xface(v, i, k, j);
   if (dy) fy = pd_yface(v, i, k, j);
   if (dz) fz = pd_zface(v, i, k, j);
+  // The stencils of species s start at the cell's offset plus s * sst; the flux outputs of
+  // species s at c + (6 s + component) n.
+  const std::size_t c0 = v.mt.idx3(i, k, j);
+  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz(), in = (int)n;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const std::size_t so = (std::size_t)s * v.sst;
+    const std::size_t so = (std::size_t)s * v.sst + c0;
+    const Pts F{v.f + so, sk, sj}, FO{v.fo + so, sk, sj};
     float* o = flux + (std::size_t)s * 6 * n + c;
-    if (dx) { const Flux q = pd_xflux(v, fx, so, i, k, j); o[0] = q.hi; o[n] = q.lo; }
-    if (dy) { const Flux q = pd_yflux(v, fy, so, i, k, j); o[2 * n] = q.hi; o[3 * n] = q.lo; }
-    if (dz) { const Flux q = pd_zflux(v, fz, so, i, k, j); o[4 * n] = q.hi; o[5 * n] = q.lo; }
+    if (dx) { const Flux q = pd_xflux(fx, F, FO, v.ts); o[0] = q.hi; o[in] = q.lo; }
+    if (dy) { const Flux q = pd_yflux(fy, F, FO, v.ts); o[2 * in] = q.hi; o[3 * in] = q.lo; }
+    if (dz) { const Flux q = pd_zflux(v, fz, F, FO, k); o[4 * in] = q.hi; o[5 * in] = q.lo; }
   }
 }
+
+// The six face fluxes of a cell from the stage-0 array of one species (FluxBox layout): the
+// offsets of the faces at i, i+1, j, j+1, k, k+1 in that array, once per cell.
+struct CellFluxAt {
+  int n, x0, x1, y0, y1, z0, z1;
+  __device__ CellFluxAt(const FluxBox& fl, int i, int k, int j) {
+    n = (int)fl.n;
+    const int f0 = (int)fl.at(i, k, j);
+    x0 = f0; x1 = (int)fl.at(i + 1, k, j);
+    y0 = 2 * n + f0; y1 = 2 * n + (int)fl.at(i, k, j + 1);
+    z0 = 4 * n + f0; z1 = 4 * n + (int)fl.at(i, k + 1, j);
+  }
+  __device__ Flux get(const float* b, int o) const { return Flux{b[o], b[o + n]}; }
+};
+// The limiter scales around a cell in the stage-1 array of one species (ScaleLookup with the
+// offsets and the level test once per cell): levels outside kts..ktf border a zero face (1).
+struct ScaleAt {
+  const float* p;  // the cell's scale
+  int sk, sj;
+  bool lo, hi;     // levels k-1 and k+1 are inside the ring box
+  __device__ float operator()(int di, int dk, int dj) const {
+    if ((dk < 0 && !lo) || (dk > 0 && !hi)) return 1.0f;
+    return p[di + dk * sk + dj * sj];
+  }
+};
 
 // Stage 1 from the stage-0 fluxes (pd_cell_scale's arithmetic).
 __global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __restrict__ scale, KBox r,
@@ -197,15 +223,17 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __rest
     for (int s = s0; s < s1; ++s) scale[(std::size_t)s * rsz + c] = 1.0f;
     return;
   }
-  const std::size_t f0 = fl.at(i, k, j);
-  const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
+  const CellFluxAt at(fl, i, k, j);
+  const PdCellGeom g = pd_cell_geom(v, i, k, j);
+  const std::size_t fo0 = v.mt.idx3(i, k, j);
   for (int s = s0; s < s1; ++s) {
+    const float* b = fl.p + (std::size_t)s * 6 * fl.n;
     CellFlux q;
-    q.x0 = fl.get(s, 0, f0); q.x1 = fl.get(s, 0, fx1);
-    q.y0 = fl.get(s, 2, f0); q.y1 = fl.get(s, 2, fy1);
-    q.z0 = fl.get(s, 4, f0); q.z1 = fl.get(s, 4, fz1);
-    const std::size_t so = (std::size_t)s * v.sst;
-    scale[(std::size_t)s * rsz + c] = pd_scale(pd_ph_low(v, q, so, i, k, j), pd_flux_out(v, q, i, k, j));
+    q.x0 = at.get(b, at.x0); q.x1 = at.get(b, at.x1);
+    q.y0 = at.get(b, at.y0); q.y1 = at.get(b, at.y1);
+    q.z0 = at.get(b, at.z0); q.z1 = at.get(b, at.z1);
+    const float fo = v.fo[(std::size_t)s * v.sst + fo0];
+    scale[(std::size_t)s * rsz + c] = pd_scale(pd_ph_low(v, g, q, fo), pd_flux_out(v, g, q));
   }
 }
 
@@ -216,23 +244,27 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
   if (!thread_cell(t, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
-  const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
-  const std::size_t f0 = fl.at(i, k, j);
-  const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
-  ScaleLookup sc;
-  sc.i0 = r.i0; sc.ni = r.ni; sc.k0 = r.k0; sc.nk = r.nk; sc.j0 = r.j0;
-  sc.i = i; sc.k = k; sc.j = j;
+  const PdTendGeom g = pd_tend_geom(v, i, k, j);
+  const CellFluxAt at(fl, i, k, j);
+  ScaleAt sc;
+  sc.sk = r.ni;
+  sc.sj = r.ni * r.nk;
+  sc.lo = k - 1 >= r.k0;
+  sc.hi = k + 1 < r.k0 + r.nk;
+  const std::size_t sc0 = (std::size_t)(i - r.i0) + (std::size_t)r.ni * ((k - r.k0) + (std::size_t)r.nk * (j - r.j0));
+  const std::size_t o0 = v.mo.idx3(i, k, j);
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    sc.p = scale + (std::size_t)s * rsz;
+    sc.p = scale + (std::size_t)s * rsz + sc0;
+    const float* b = fl.p + (std::size_t)s * 6 * fl.n;
     CellFlux q{};
-    q.z0 = fl.get(s, 4, f0); q.z1 = fl.get(s, 4, fz1);
-    if (xd) { q.x0 = fl.get(s, 0, f0); q.x1 = fl.get(s, 0, fx1); }
-    if (yd) { q.y0 = fl.get(s, 2, f0); q.y1 = fl.get(s, 2, fy1); }
-    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+    q.z0 = at.get(b, at.z0); q.z1 = at.get(b, at.z1);
+    if (g.xd) { q.x0 = at.get(b, at.x0); q.x1 = at.get(b, at.x1); }
+    if (g.yd) { q.y0 = at.get(b, at.y0); q.y1 = at.get(b, at.y1); }
+    const std::size_t o = (std::size_t)s * v.ost + o0;
     const float t0 = v.accumulate ? v.tend[o] : 0.0f;
     const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
-    const PdOut res = pd_cell_tendency_q(v, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
+    const PdOut res = pd_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
     v.tend[o] = res.t;
     if (v.htend) v.htend[o] = res.h;
     if (v.ztend) v.ztend[o] = res.z;

@@ -117,6 +117,16 @@ struct Bc {
   int open_xs = 0, open_xe = 0, open_ys = 0, open_ye = 0;  // radiation terms applied
 };
 
+// One species' values of field or field_old around a cell (i,k,j): element (i+di, k+dk, j+dj)
+// at p[di + dk*sk + dj*sj], sk and sj the memory layout's k and j strides. The GPU kernels take
+// the centre's address once per species; WRF's index arithmetic (View::F, 64-bit) at each of the
+// 22 stencil points of a cell, in every species, was most of the face kernel's instructions.
+struct Pts {
+  const float* p;
+  int sk, sj;
+  WRFGPU_HD float operator()(int di, int dk, int dj) const { return p[di + dk * sk + dj * sj]; }
+};
+
 // Everything a cell computation reads. Memory layouts are separate because the GPU holds only a
 // region of each array (its own WrfDims with ims.. = the region), the CPU the caller's arrays.
 struct View {
@@ -144,6 +154,12 @@ struct View {
   WRFGPU_HD float F(std::size_t s, int i, int k, int j) const { return f[s + mt.idx3(i, k, j)]; }
   WRFGPU_HD float FO(std::size_t s, int i, int k, int j) const {
     return fo[s + mt.idx3(i, k, j)];
+  }
+  WRFGPU_HD Pts PF(std::size_t s, int i, int k, int j) const {
+    return Pts{f + s + mt.idx3(i, k, j), mt.nx(), mt.nx() * mt.nz()};
+  }
+  WRFGPU_HD Pts PFO(std::size_t s, int i, int k, int j) const {
+    return Pts{fo + s + mt.idx3(i, k, j), mt.nx(), mt.nx() * mt.nz()};
   }
   WRFGPU_HD float RU(int i, int k, int j) const { return ru[mm.idx3(i, k, j)]; }
   WRFGPU_HD float RV(int i, int k, int j) const { return rv[mm.idx3(i, k, j)]; }
@@ -242,54 +258,63 @@ struct Flux {
   float hi;  // fqx / fqy / fqz after "fq = fq - fql"
   float lo;  // fqxl / fqyl / fqzl
 };
-WRFGPU_HD Flux pd_xflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+// The fluxes from the stencils F (field) and FO (field_old) centred on the face's upper cell
+// (face i: cell i; the same for j and k).
+WRFGPU_HD Flux pd_xflux(const Face& fc, const Pts& F, const Pts& FO, float ts) {
   Flux r;
-  r.lo = flux_upwind(fc.up, v.FO(s, i - 1, k, j), v.FO(s, i, k, j));
+  r.lo = flux_upwind(fc.up, FO(-1, 0, 0), FO(0, 0, 0));
   float h;
   if (fc.order == 5)
-    h = fc.vel * pd_flux5(v.F(s, i - 3, k, j), v.F(s, i - 2, k, j), v.F(s, i - 1, k, j),
-                          v.F(s, i, k, j), v.F(s, i + 1, k, j), v.F(s, i + 2, k, j), fc.vel, v.ts);
+    h = fc.vel * pd_flux5(F(-3, 0, 0), F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), F(2, 0, 0),
+                          fc.vel, ts);
   else if (fc.order == 3)
-    h = fc.vel * pd_flux3(v.F(s, i - 2, k, j), v.F(s, i - 1, k, j), v.F(s, i, k, j),
-                          v.F(s, i + 1, k, j), fc.vel, v.ts);
+    h = fc.vel * pd_flux3(F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), fc.vel, ts);
   else
-    h = 0.5f * fc.vel * (v.F(s, i, k, j) + v.F(s, i - 1, k, j));
+    h = 0.5f * fc.vel * (F(0, 0, 0) + F(-1, 0, 0));
   r.hi = h - r.lo;
   return r;
 }
-WRFGPU_HD Flux pd_yflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+WRFGPU_HD Flux pd_yflux(const Face& fc, const Pts& F, const Pts& FO, float ts) {
   Flux r;
-  r.lo = flux_upwind(fc.up, v.FO(s, i, k, j - 1), v.FO(s, i, k, j));
+  r.lo = flux_upwind(fc.up, FO(0, 0, -1), FO(0, 0, 0));
   float h;
   if (fc.order == 5)
-    h = fc.vel * pd_flux5(v.F(s, i, k, j - 3), v.F(s, i, k, j - 2), v.F(s, i, k, j - 1),
-                          v.F(s, i, k, j), v.F(s, i, k, j + 1), v.F(s, i, k, j + 2), fc.vel, v.ts);
+    h = fc.vel * pd_flux5(F(0, 0, -3), F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), F(0, 0, 2),
+                          fc.vel, ts);
   else if (fc.order == 3)
-    h = fc.vel * pd_flux3(v.F(s, i, k, j - 2), v.F(s, i, k, j - 1), v.F(s, i, k, j),
-                          v.F(s, i, k, j + 1), fc.vel, v.ts);
+    h = fc.vel * pd_flux3(F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), fc.vel, ts);
   else
-    h = 0.5f * fc.vel * (v.F(s, i, k, j) + v.F(s, i, k, j - 1));
+    h = 0.5f * fc.vel * (F(0, 0, 0) + F(0, 0, -1));
   r.hi = h - r.lo;
   return r;
 }
 // Vertical: flux3 with -vel (the z coordinate decreases upward in WRF's mass coordinate);
 // 2nd order: rom*(fzm(k)*f(k)+fzp(k)*f(k-1)).
-WRFGPU_HD Flux pd_zflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+WRFGPU_HD Flux pd_zflux(const View& v, const Face& fc, const Pts& F, const Pts& FO, int k) {
   Flux r;
   if (fc.order == 0) {
     r.hi = 0.0f;
     r.lo = 0.0f;
     return r;
   }
-  r.lo = flux_upwind(fc.up, v.FO(s, i, k - 1, j), v.FO(s, i, k, j));
+  r.lo = flux_upwind(fc.up, FO(0, -1, 0), FO(0, 0, 0));
   float h;
   if (fc.order == 3)
-    h = fc.vel * pd_flux3(v.F(s, i, k - 2, j), v.F(s, i, k - 1, j), v.F(s, i, k, j),
-                          v.F(s, i, k + 1, j), -fc.vel, v.ts);
+    h = fc.vel * pd_flux3(F(0, -2, 0), F(0, -1, 0), F(0, 0, 0), F(0, 1, 0), -fc.vel, v.ts);
   else
-    h = fc.vel * (v.A1(v.fzm, k) * v.F(s, i, k, j) + v.A1(v.fzp, k) * v.F(s, i, k - 1, j));
+    h = fc.vel * (v.A1(v.fzm, k) * F(0, 0, 0) + v.A1(v.fzp, k) * F(0, -1, 0));
   r.hi = h - r.lo;
   return r;
+}
+WRFGPU_HD Flux pd_xflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+  return pd_xflux(fc, v.PF(s, i, k, j), v.PFO(s, i, k, j), v.ts);
+}
+WRFGPU_HD Flux pd_yflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+  return pd_yflux(fc, v.PF(s, i, k, j), v.PFO(s, i, k, j), v.ts);
+}
+WRFGPU_HD Flux pd_zflux(const View& v, const Face& fc, std::size_t s, int i, int k, int j) {
+  if (fc.order == 0) return Flux{0.0f, 0.0f};
+  return pd_zflux(v, fc, v.PF(s, i, k, j), v.PFO(s, i, k, j), k);
 }
 
 // The six faces of a cell: x (i, i+1), y (j, j+1), z (k, k+1), geometry only (shared by all
@@ -337,18 +362,34 @@ WRFGPU_HD bool pd_in_limiter(const View& v, int i, int j) {
 // advect_scalar_pd, limiter: ph_low (mass of the cell after the low-order update), flux_out
 // (outgoing antidiffusive fluxes) and the scale WRF applies to the cell's outgoing faces when
 // flux_out > ph_low. Returns 1.0f when the cell is not limited (x*1.0f == x exactly).
-WRFGPU_HD float pd_ph_low(const View& v, const CellFlux& q, std::size_t s, int i, int k, int j) {
+// The species-independent factors of ph_low and flux_out of cell (i,k,j), as WRF's expressions
+// evaluate them first: (c1*mub+c2)+c1*mu_old, msftx*msfty, msfty*rdzw(k).
+struct PdCellGeom {
+  float mass, mxmy, myrdzw;
+};
+WRFGPU_HD PdCellGeom pd_cell_geom(const View& v, int i, int k, int j) {
   const float c1 = v.A1(v.c1, k), c2 = v.A1(v.c2, k);
   const float mx = v.A2(v.msftx, i, j), my = v.A2(v.msfty, i, j);
-  return ((c1 * v.A2(v.mub, i, j) + c2) + (c1 * v.A2(v.mu_old, i, j))) * v.FO(s, i, k, j) -
-         v.dt * (mx * my * (v.rdx * (q.x1.lo - q.x0.lo) + v.rdy * (q.y1.lo - q.y0.lo)) +
-                 my * v.A1(v.rdzw, k) * (q.z1.lo - q.z0.lo));
+  PdCellGeom g;
+  g.mass = (c1 * v.A2(v.mub, i, j) + c2) + (c1 * v.A2(v.mu_old, i, j));
+  g.mxmy = mx * my;
+  g.myrdzw = my * v.A1(v.rdzw, k);
+  return g;
+}
+WRFGPU_HD float pd_ph_low(const View& v, const PdCellGeom& g, const CellFlux& q, float fo) {
+  return g.mass * fo - v.dt * (g.mxmy * (v.rdx * (q.x1.lo - q.x0.lo) + v.rdy * (q.y1.lo - q.y0.lo)) +
+                               g.myrdzw * (q.z1.lo - q.z0.lo));
+}
+WRFGPU_HD float pd_flux_out(const View& v, const PdCellGeom& g, const CellFlux& q) {
+  return v.dt * (g.mxmy * (v.rdx * (wmax(0.0f, q.x1.hi) - wmin(0.0f, q.x0.hi)) +
+                           v.rdy * (wmax(0.0f, q.y1.hi) - wmin(0.0f, q.y0.hi))) +
+                 g.myrdzw * (wmin(0.0f, q.z1.hi) - wmax(0.0f, q.z0.hi)));
+}
+WRFGPU_HD float pd_ph_low(const View& v, const CellFlux& q, std::size_t s, int i, int k, int j) {
+  return pd_ph_low(v, pd_cell_geom(v, i, k, j), q, v.FO(s, i, k, j));
 }
 WRFGPU_HD float pd_flux_out(const View& v, const CellFlux& q, int i, int k, int j) {
-  const float mx = v.A2(v.msftx, i, j), my = v.A2(v.msfty, i, j);
-  return v.dt * ((mx * my) * (v.rdx * (wmax(0.0f, q.x1.hi) - wmin(0.0f, q.x0.hi)) +
-                              v.rdy * (wmax(0.0f, q.y1.hi) - wmin(0.0f, q.y0.hi))) +
-                 my * v.A1(v.rdzw, k) * (wmin(0.0f, q.z1.hi) - wmax(0.0f, q.z0.hi)));
+  return pd_flux_out(v, pd_cell_geom(v, i, k, j), q);
 }
 WRFGPU_HD float pd_scale(float ph_low, float flux_out) {
   if (flux_out > ph_low) return wmax(0.0f, ph_low / (flux_out + K::eps));
@@ -435,38 +476,60 @@ struct ScaleLookup {
 struct PdOut {
   float t, h, z;
 };
-// From the cell's face fluxes q (z always; x when xdiv_cell(i), y when ydiv_cell(j)).
+// The species-independent part of a tile cell's tendency: which divergences WRF adds, whether
+// an open-boundary term applies, rdzw(k) and msftx(i,j).
+struct PdTendGeom {
+  bool xd, yd, open;
+  float rdzw, msftx;
+};
+WRFGPU_HD PdTendGeom pd_tend_geom(const View& v, int i, int k, int j) {
+  PdTendGeom g;
+  g.xd = xdiv_cell(v, i);
+  g.yd = ydiv_cell(v, j);
+  g.open = (v.bc.open_xs && i == v.g.ids) || (v.bc.open_xe && i == v.g.ide - 1) ||
+           (v.bc.open_ys && j == v.g.jds) || (v.bc.open_ye && j == v.g.jde - 1);
+  g.rdzw = v.A1(v.rdzw, k);
+  g.msftx = (g.xd || g.yd) ? v.A2(v.msftx, i, j) : 0.0f;
+  return g;
+}
+// From the cell's face fluxes q (z always; x when g.xd, y when g.yd).
 template <class ScaleFn>
-WRFGPU_HD PdOut pd_cell_tendency_q(const View& v, const CellFlux& q, std::size_t s, int i, int k,
-                                   int j, float t0, float h0, const ScaleFn& sc) {
+WRFGPU_HD PdOut pd_cell_tendency_q(const View& v, const PdTendGeom& g, const CellFlux& q,
+                                   std::size_t s, int i, int k, int j, float t0, float h0,
+                                   const ScaleFn& sc) {
   const float s0 = sc(0, 0, 0);
   PdOut o;
-  float t = open_terms(v, s, i, k, j, t0);
+  float t = g.open ? open_terms(v, s, i, k, j, t0) : t0;  // open_terms(t0) == t0 elsewhere
   {
     const float a0 = limited_z(q.z0.hi, sc(0, -1, 0), s0);
     const float a1 = limited_z(q.z1.hi, s0, sc(0, 1, 0));
-    const float d = v.A1(v.rdzw, k) * (a1 - a0 + q.z1.lo - q.z0.lo);
+    const float d = g.rdzw * (a1 - a0 + q.z1.lo - q.z0.lo);
     t = t - d;
     o.z = 0.0f - d;
   }
   float h = h0;
-  if (xdiv_cell(v, i)) {
+  if (g.xd) {
     const float a0 = limited_h(q.x0.hi, sc(-1, 0, 0), s0);
     const float a1 = limited_h(q.x1.hi, s0, sc(1, 0, 0));
-    const float d = v.A2(v.msftx, i, j) * (v.rdx * (a1 - a0 + q.x1.lo - q.x0.lo));
+    const float d = g.msftx * (v.rdx * (a1 - a0 + q.x1.lo - q.x0.lo));
     t = t - d;
     h = 0.0f - d;
   }
-  if (ydiv_cell(v, j)) {
+  if (g.yd) {
     const float a0 = limited_h(q.y0.hi, sc(0, 0, -1), s0);
     const float a1 = limited_h(q.y1.hi, s0, sc(0, 0, 1));
-    const float d = v.A2(v.msftx, i, j) * (v.rdy * (a1 - a0 + q.y1.lo - q.y0.lo));
+    const float d = g.msftx * (v.rdy * (a1 - a0 + q.y1.lo - q.y0.lo));
     t = t - d;
     h = h - d;
   }
   o.t = t;
   o.h = h;
   return o;
+}
+template <class ScaleFn>
+WRFGPU_HD PdOut pd_cell_tendency_q(const View& v, const CellFlux& q, std::size_t s, int i, int k,
+                                   int j, float t0, float h0, const ScaleFn& sc) {
+  return pd_cell_tendency_q(v, pd_tend_geom(v, i, k, j), q, s, i, k, j, t0, h0, sc);
 }
 // From the face geometry c: the fluxes the cell needs, then as above.
 template <class ScaleFn>
