@@ -283,13 +283,19 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ f
   bool dx, dy, dz;
   u.faces_at(v, i, j, dx, dy, dz);
   if (!(dx || dy || dz)) return;
+  UnFace fx{}, fy{}, fz{};
+  if (dx) fx = un_xface(v, i, k, j);
+  if (dy) fy = un_yface(v, i, k, j);
+  if (dz) fz = un_zface(v, i, k, j);
+  const std::size_t c0 = v.mt.idx3(i, k, j);
+  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz(), in = (int)n;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const std::size_t so = (std::size_t)s * v.sst;
+    const Pts F{v.f + (std::size_t)s * v.sst + c0, sk, sj};
     float* o = flux + (std::size_t)s * 3 * n + c;
-    if (dx) o[0] = un_xflux(v, so, i, k, j);
-    if (dy) o[n] = un_yflux(v, so, i, k, j);
-    if (dz) o[2 * n] = un_zflux(v, so, i, k, j);
+    if (dx) o[0] = un_xflux(fx, F, v.ts);
+    if (dy) o[in] = un_yflux(fy, F, v.ts);
+    if (dz) o[2 * in] = un_zflux(v, fz, F, k);
   }
 }
 
@@ -297,20 +303,20 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
   ThreadCell tc;
   if (!thread_cell(t, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
-  const bool xd = xdiv_cell(v, i), yd = ydiv_cell(v, j);
-  const std::size_t f0 = fl.at(i, k, j);
-  const std::size_t fx1 = fl.at(i + 1, k, j), fy1 = fl.at(i, k, j + 1), fz1 = fl.at(i, k + 1, j);
-  const std::size_t n = fl.n;
+  const UnTendGeom g = un_tend_geom(v, i, k, j);
+  const int n = (int)fl.n, f0 = (int)fl.at(i, k, j);
+  const int x1 = (int)fl.at(i + 1, k, j), y1 = n + (int)fl.at(i, k, j + 1), z1 = 2 * n + (int)fl.at(i, k + 1, j);
+  const std::size_t o0 = v.mo.idx3(i, k, j);
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const float* p = fl.p + (std::size_t)s * 3 * n;
+    const float* p = fl.p + (std::size_t)s * 3 * fl.n;
     UnFlux q{};
-    if (xd) { q.x0 = p[f0]; q.x1 = p[fx1]; }
-    if (yd) { q.y0 = p[n + f0]; q.y1 = p[n + fy1]; }
-    q.z0 = p[2 * n + f0]; q.z1 = p[2 * n + fz1];
-    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
+    if (g.xd) { q.x0 = p[f0]; q.x1 = p[x1]; }
+    if (g.yd) { q.y0 = p[n + f0]; q.y1 = p[y1]; }
+    q.z0 = p[2 * n + f0]; q.z1 = p[z1];
+    const std::size_t o = (std::size_t)s * v.ost + o0;
     const float t0 = v.accumulate ? v.tend[o] : 0.0f;
-    v.tend[o] = un_cell_tendency_q(v, q, (std::size_t)s * v.sst, i, k, j, t0);
+    v.tend[o] = un_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0);
   }
 }
 

@@ -551,54 +551,80 @@ WRFGPU_HD PdOut pd_cell_tendency(const View& v, const CellFaces& c, std::size_t 
 
 // ---- advect_scalar (RK1/RK2): tendency of one tile cell, no limiter -------------------------
 // WRF order per cell: y divergence (inside the y flux loop), x divergence, open terms, vertical.
+// The species-independent part of a face: its order and velocity.
+struct UnFace {
+  int order;
+  float vel;
+};
+WRFGPU_HD UnFace un_xface(const View& v, int i, int k, int j) { return UnFace{xface_order(v, i), v.RU(i, k, j)}; }
+WRFGPU_HD UnFace un_yface(const View& v, int i, int k, int j) { return UnFace{yface_order(v, j), v.RV(i, k, j)}; }
+WRFGPU_HD UnFace un_zface(const View& v, int i, int k, int j) {
+  const int o = zface_order(v, k);
+  return UnFace{o, o == 0 ? 0.0f : v.ROM(i, k, j)};
+}
+// The fluxes from the stencil F centred on the face's upper cell (as pd_xflux).
+WRFGPU_HD float un_xflux(const UnFace& fc, const Pts& F, float ts) {
+  const float vel = fc.vel;
+  if (fc.order == 5)
+    return vel * un_flux5(F(-3, 0, 0), F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), F(2, 0, 0), vel, ts);
+  if (fc.order == 3) return vel * un_flux3(F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), vel, ts);
+  return 0.5f * vel * (F(0, 0, 0) + F(-1, 0, 0));
+}
+WRFGPU_HD float un_yflux(const UnFace& fc, const Pts& F, float ts) {
+  const float vel = fc.vel;
+  if (fc.order == 5)
+    return vel * un_flux5(F(0, 0, -3), F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), F(0, 0, 2), vel, ts);
+  if (fc.order == 3) return vel * un_flux3(F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), vel, ts);
+  return 0.5f * vel * (F(0, 0, 0) + F(0, 0, -1));
+}
+WRFGPU_HD float un_zflux(const View& v, const UnFace& fc, const Pts& F, int k) {
+  if (fc.order == 0) return 0.0f;
+  const float vel = fc.vel;
+  if (fc.order == 3) return vel * un_flux3(F(0, -2, 0), F(0, -1, 0), F(0, 0, 0), F(0, 1, 0), -vel, v.ts);
+  return vel * (v.A1(v.fzm, k) * F(0, 0, 0) + v.A1(v.fzp, k) * F(0, -1, 0));
+}
 WRFGPU_HD float un_xflux(const View& v, std::size_t s, int i, int k, int j) {
-  const int o = xface_order(v, i);
-  const float vel = v.RU(i, k, j);
-  if (o == 5)
-    return vel * un_flux5(v.F(s, i - 3, k, j), v.F(s, i - 2, k, j), v.F(s, i - 1, k, j),
-                          v.F(s, i, k, j), v.F(s, i + 1, k, j), v.F(s, i + 2, k, j), vel, v.ts);
-  if (o == 3)
-    return vel * un_flux3(v.F(s, i - 2, k, j), v.F(s, i - 1, k, j), v.F(s, i, k, j),
-                          v.F(s, i + 1, k, j), vel, v.ts);
-  return 0.5f * vel * (v.F(s, i, k, j) + v.F(s, i - 1, k, j));
+  return un_xflux(un_xface(v, i, k, j), v.PF(s, i, k, j), v.ts);
 }
 WRFGPU_HD float un_yflux(const View& v, std::size_t s, int i, int k, int j) {
-  const int o = yface_order(v, j);
-  const float vel = v.RV(i, k, j);
-  if (o == 5)
-    return vel * un_flux5(v.F(s, i, k, j - 3), v.F(s, i, k, j - 2), v.F(s, i, k, j - 1),
-                          v.F(s, i, k, j), v.F(s, i, k, j + 1), v.F(s, i, k, j + 2), vel, v.ts);
-  if (o == 3)
-    return vel * un_flux3(v.F(s, i, k, j - 2), v.F(s, i, k, j - 1), v.F(s, i, k, j),
-                          v.F(s, i, k, j + 1), vel, v.ts);
-  return 0.5f * vel * (v.F(s, i, k, j) + v.F(s, i, k, j - 1));
+  return un_yflux(un_yface(v, i, k, j), v.PF(s, i, k, j), v.ts);
 }
 WRFGPU_HD float un_zflux(const View& v, std::size_t s, int i, int k, int j) {
-  const int o = zface_order(v, k);
-  if (o == 0) return 0.0f;
-  const float vel = v.ROM(i, k, j);
-  if (o == 3)
-    return vel * un_flux3(v.F(s, i, k - 2, j), v.F(s, i, k - 1, j), v.F(s, i, k, j),
-                          v.F(s, i, k + 1, j), -vel, v.ts);
-  return vel * (v.A1(v.fzm, k) * v.F(s, i, k, j) + v.A1(v.fzp, k) * v.F(s, i, k - 1, j));
+  const UnFace fc = un_zface(v, i, k, j);
+  if (fc.order == 0) return 0.0f;
+  return un_zflux(v, fc, v.PF(s, i, k, j), k);
 }
 // From the cell's face fluxes (y when ydiv_cell(j), x when xdiv_cell(i), z always).
 struct UnFlux {
   float x0, x1, y0, y1, z0, z1;
 };
+// The species-independent part of a cell's tendency (msftx*rdy, msftx*rdx, rdzw(k), ...).
+struct UnTendGeom {
+  bool xd, yd, open;
+  float mrdx, mrdy, rdzw;
+};
+WRFGPU_HD UnTendGeom un_tend_geom(const View& v, int i, int k, int j) {
+  const PdTendGeom p = pd_tend_geom(v, i, k, j);
+  UnTendGeom g;
+  g.xd = p.xd;
+  g.yd = p.yd;
+  g.open = p.open;
+  g.mrdy = p.yd ? p.msftx * v.rdy : 0.0f;
+  g.mrdx = p.xd ? p.msftx * v.rdx : 0.0f;
+  g.rdzw = p.rdzw;
+  return g;
+}
+WRFGPU_HD float un_cell_tendency_q(const View& v, const UnTendGeom& g, const UnFlux& q,
+                                   std::size_t s, int i, int k, int j, float t) {
+  if (g.yd) t = t - g.mrdy * (q.y1 - q.y0);
+  if (g.xd) t = t - g.mrdx * (q.x1 - q.x0);
+  if (g.open) t = open_terms(v, s, i, k, j, t);
+  t = t - g.rdzw * (q.z1 - q.z0);
+  return t;
+}
 WRFGPU_HD float un_cell_tendency_q(const View& v, const UnFlux& q, std::size_t s, int i, int k,
                                    int j, float t) {
-  if (ydiv_cell(v, j)) {
-    const float mrdy = v.A2(v.msftx, i, j) * v.rdy;
-    t = t - mrdy * (q.y1 - q.y0);
-  }
-  if (xdiv_cell(v, i)) {
-    const float mrdx = v.A2(v.msftx, i, j) * v.rdx;
-    t = t - mrdx * (q.x1 - q.x0);
-  }
-  t = open_terms(v, s, i, k, j, t);
-  t = t - v.A1(v.rdzw, k) * (q.z1 - q.z0);
-  return t;
+  return un_cell_tendency_q(v, un_tend_geom(v, i, k, j), q, s, i, k, j, t);
 }
 WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int j, float t) {
   UnFlux q{};
