@@ -164,6 +164,10 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
   const std::size_t c = tc.c;
   bool dx, dy, dz;
   u.faces_at(v, i, j, dx, dy, dz);
+  // The face box's top level (ktf+1) holds only the z faces at ktf+1: x and y faces there are
+  // read by no cell, and their stencils would read past the region's levels (past the end of
+  // the group's buffer for its last species).
+  if (k > v.ktf) dx = dy = false;
   if (!(dx || dy || dz)) return;
   Face fx{}, fy{}, fz{};
   if (dx) fx = pd_xface(v, i, k, j);
@@ -282,6 +286,10 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ f
   const std::size_t c = tc.c;
   bool dx, dy, dz;
   u.faces_at(v, i, j, dx, dy, dz);
+  // The face box's top level (ktf+1) holds only the z faces at ktf+1: x and y faces there are
+  // read by no cell, and their stencils would read past the region's levels (past the end of
+  // the group's buffer for its last species).
+  if (k > v.ktf) dx = dy = false;
   if (!(dx || dy || dz)) return;
   UnFace fx{}, fy{}, fz{};
   if (dx) fx = un_xface(v, i, k, j);
