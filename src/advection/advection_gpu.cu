@@ -55,18 +55,20 @@ __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
 }
 
 // Minimum resident blocks of 128 threads per SM for the advection kernels (caps registers per
-// thread; 0 = let the compiler choose). Measured on an H100: docs/performance.md.
+// thread; 0 = let the compiler choose). Measured on an H100: docs/performance.md (4 was best
+// until the kernels took their per-cell factors once; since then 6, 80 registers).
 #ifndef WRFGPU_ADV_MINB
-#define WRFGPU_ADV_MINB 4
+#define WRFGPU_ADV_MINB 6
 #endif
 #if WRFGPU_ADV_MINB > 0
 #define WRFGPU_ADV_BOUNDS __launch_bounds__(128, WRFGPU_ADV_MINB)
 #else
 #define WRFGPU_ADV_BOUNDS __launch_bounds__(128)
 #endif
-// The same for the face kernels (k_pd_faces, k_un_faces): 8 (64 registers) measured best.
+// The same for the face kernels (k_pd_faces, k_un_faces): 10 (48 registers, no spills)
+// measured best since the stencils are addressed from the cell's centre (8, 64 registers, before).
 #ifndef WRFGPU_ADV_FACES_MINB
-#define WRFGPU_ADV_FACES_MINB 8
+#define WRFGPU_ADV_FACES_MINB 10
 #endif
 #if WRFGPU_ADV_FACES_MINB > 0
 #define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128, WRFGPU_ADV_FACES_MINB)
