@@ -175,43 +175,47 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
   if (dx) fx = pd_xface(v, i, k, j);
   if (dy) fy = pd_yface(v, i, k, j);
   if (dz) fz = pd_zface(v, i, k, j);
-  // The stencils of species s start at the cell's offset plus s * sst; the flux outputs of
-  // species s at c + (6 s + component) n.
-  const std::size_t c0 = v.mt.idx3(i, k, j);
-  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz(), in = (int)n;
+  // The stencils of species s start at the cell's element plus s * sst; the flux outputs of
+  // species s at c + (6 s + component) n. 32-bit element indices (run_gpu checks the sizes).
+  const unsigned c0 = (unsigned)v.mt.idx3(i, k, j), sst = (unsigned)v.sst, un = (unsigned)n;
+  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz();
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const std::size_t so = (std::size_t)s * v.sst + c0;
-    const Pts F{v.f + so, sk, sj}, FO{v.fo + so, sk, sj};
-    float* o = flux + (std::size_t)s * 6 * n + c;
-    if (dx) { const Flux q = pd_xflux(fx, F, FO, v.ts); o[0] = q.hi; o[in] = q.lo; }
-    if (dy) { const Flux q = pd_yflux(fy, F, FO, v.ts); o[2 * in] = q.hi; o[3 * in] = q.lo; }
-    if (dz) { const Flux q = pd_zflux(v, fz, F, FO, k); o[4 * in] = q.hi; o[5 * in] = q.lo; }
+    const unsigned so = (unsigned)s * sst + c0;
+    const Pts32 F{v.f, so, sk, sj}, FO{v.fo, so, sk, sj};
+    const unsigned o = (unsigned)s * 6u * un + (unsigned)c;
+    if (dx) { const Flux q = pd_xflux(fx, F, FO, v.ts); flux[o] = q.hi; flux[o + un] = q.lo; }
+    if (dy) { const Flux q = pd_yflux(fy, F, FO, v.ts); flux[o + 2 * un] = q.hi; flux[o + 3 * un] = q.lo; }
+    if (dz) { const Flux q = pd_zflux(v, fz, F, FO, k); flux[o + 4 * un] = q.hi; flux[o + 5 * un] = q.lo; }
   }
 }
 
 // The six face fluxes of a cell from the stage-0 array of one species (FluxBox layout): the
 // offsets of the faces at i, i+1, j, j+1, k, k+1 in that array, once per cell.
 struct CellFluxAt {
-  int n, x0, x1, y0, y1, z0, z1;
+  const float* p;
+  unsigned n, x0, x1, y0, y1, z0, z1;
   __device__ CellFluxAt(const FluxBox& fl, int i, int k, int j) {
-    n = (int)fl.n;
-    const int f0 = (int)fl.at(i, k, j);
-    x0 = f0; x1 = (int)fl.at(i + 1, k, j);
-    y0 = 2 * n + f0; y1 = 2 * n + (int)fl.at(i, k, j + 1);
-    z0 = 4 * n + f0; z1 = 4 * n + (int)fl.at(i, k + 1, j);
+    p = fl.p;
+    n = (unsigned)fl.n;
+    const unsigned f0 = (unsigned)fl.at(i, k, j);
+    x0 = f0; x1 = (unsigned)fl.at(i + 1, k, j);
+    y0 = 2 * n + f0; y1 = 2 * n + (unsigned)fl.at(i, k, j + 1);
+    z0 = 4 * n + f0; z1 = 4 * n + (unsigned)fl.at(i, k + 1, j);
   }
-  __device__ Flux get(const float* b, int o) const { return Flux{b[o], b[o + n]}; }
+  // species base sb = 6 s n; o one of the offsets above
+  __device__ Flux get(unsigned sb, unsigned o) const { return Flux{p[sb + o], p[sb + o + n]}; }
 };
 // The limiter scales around a cell in the stage-1 array of one species (ScaleLookup with the
 // offsets and the level test once per cell): levels outside kts..ktf border a zero face (1).
 struct ScaleAt {
-  const float* p;  // the cell's scale
+  const float* p;  // the stage-1 array
+  unsigned c;      // the cell's element in this species
   int sk, sj;
   bool lo, hi;     // levels k-1 and k+1 are inside the ring box
   __device__ float operator()(int di, int dk, int dj) const {
     if ((dk < 0 && !lo) || (dk > 0 && !hi)) return 1.0f;
-    return p[di + dk * sk + dj * sj];
+    return p[c + (unsigned)(di + dk * sk + dj * sj)];
   }
 };
 
@@ -231,15 +235,15 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __rest
   }
   const CellFluxAt at(fl, i, k, j);
   const PdCellGeom g = pd_cell_geom(v, i, k, j);
-  const std::size_t fo0 = v.mt.idx3(i, k, j);
+  const unsigned fo0 = (unsigned)v.mt.idx3(i, k, j);
   for (int s = s0; s < s1; ++s) {
-    const float* b = fl.p + (std::size_t)s * 6 * fl.n;
+    const unsigned b = (unsigned)s * 6u * at.n;
     CellFlux q;
     q.x0 = at.get(b, at.x0); q.x1 = at.get(b, at.x1);
     q.y0 = at.get(b, at.y0); q.y1 = at.get(b, at.y1);
     q.z0 = at.get(b, at.z0); q.z1 = at.get(b, at.z1);
-    const float fo = v.fo[(std::size_t)s * v.sst + fo0];
-    scale[(std::size_t)s * rsz + c] = pd_scale(pd_ph_low(v, g, q, fo), pd_flux_out(v, g, q));
+    const float fo = v.fo[(unsigned)s * (unsigned)v.sst + fo0];
+    scale[(unsigned)s * (unsigned)rsz + (unsigned)c] = pd_scale(pd_ph_low(v, g, q, fo), pd_flux_out(v, g, q));
   }
 }
 
@@ -253,21 +257,22 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
   const PdTendGeom g = pd_tend_geom(v, i, k, j);
   const CellFluxAt at(fl, i, k, j);
   ScaleAt sc;
+  sc.p = scale;
   sc.sk = r.ni;
   sc.sj = r.ni * r.nk;
   sc.lo = k - 1 >= r.k0;
   sc.hi = k + 1 < r.k0 + r.nk;
-  const std::size_t sc0 = (std::size_t)(i - r.i0) + (std::size_t)r.ni * ((k - r.k0) + (std::size_t)r.nk * (j - r.j0));
-  const std::size_t o0 = v.mo.idx3(i, k, j);
+  const unsigned sc0 = (unsigned)(i - r.i0) + (unsigned)r.ni * ((unsigned)(k - r.k0) + (unsigned)r.nk * (unsigned)(j - r.j0));
+  const unsigned o0 = (unsigned)v.mo.idx3(i, k, j);
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    sc.p = scale + (std::size_t)s * rsz + sc0;
-    const float* b = fl.p + (std::size_t)s * 6 * fl.n;
+    sc.c = (unsigned)s * (unsigned)rsz + sc0;
+    const unsigned b = (unsigned)s * 6u * at.n;
     CellFlux q{};
     q.z0 = at.get(b, at.z0); q.z1 = at.get(b, at.z1);
     if (g.xd) { q.x0 = at.get(b, at.x0); q.x1 = at.get(b, at.x1); }
     if (g.yd) { q.y0 = at.get(b, at.y0); q.y1 = at.get(b, at.y1); }
-    const std::size_t o = (std::size_t)s * v.ost + o0;
+    const unsigned o = (unsigned)s * (unsigned)v.ost + o0;
     const float t0 = v.accumulate ? v.tend[o] : 0.0f;
     const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
     const PdOut res = pd_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
@@ -297,15 +302,15 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ f
   if (dx) fx = un_xface(v, i, k, j);
   if (dy) fy = un_yface(v, i, k, j);
   if (dz) fz = un_zface(v, i, k, j);
-  const std::size_t c0 = v.mt.idx3(i, k, j);
-  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz(), in = (int)n;
+  const unsigned c0 = (unsigned)v.mt.idx3(i, k, j), sst = (unsigned)v.sst, un = (unsigned)n;
+  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz();
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const Pts F{v.f + (std::size_t)s * v.sst + c0, sk, sj};
-    float* o = flux + (std::size_t)s * 3 * n + c;
-    if (dx) o[0] = un_xflux(fx, F, v.ts);
-    if (dy) o[in] = un_yflux(fy, F, v.ts);
-    if (dz) o[2 * in] = un_zflux(v, fz, F, k);
+    const Pts32 F{v.f, (unsigned)s * sst + c0, sk, sj};
+    const unsigned o = (unsigned)s * 3u * un + (unsigned)c;
+    if (dx) flux[o] = un_xflux(fx, F, v.ts);
+    if (dy) flux[o + un] = un_yflux(fy, F, v.ts);
+    if (dz) flux[o + 2 * un] = un_zflux(v, fz, F, k);
   }
 }
 
@@ -314,17 +319,19 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
   if (!thread_cell(t, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
   const UnTendGeom g = un_tend_geom(v, i, k, j);
-  const int n = (int)fl.n, f0 = (int)fl.at(i, k, j);
-  const int x1 = (int)fl.at(i + 1, k, j), y1 = n + (int)fl.at(i, k, j + 1), z1 = 2 * n + (int)fl.at(i, k + 1, j);
-  const std::size_t o0 = v.mo.idx3(i, k, j);
+  const unsigned n = (unsigned)fl.n, f0 = (unsigned)fl.at(i, k, j);
+  const unsigned x1 = (unsigned)fl.at(i + 1, k, j), y1 = n + (unsigned)fl.at(i, k, j + 1),
+                 z1 = 2 * n + (unsigned)fl.at(i, k + 1, j);
+  const unsigned o0 = (unsigned)v.mo.idx3(i, k, j);
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const float* p = fl.p + (std::size_t)s * 3 * fl.n;
+    const float* p = fl.p;
+    const unsigned b = (unsigned)s * 3u * n;
     UnFlux q{};
-    if (g.xd) { q.x0 = p[f0]; q.x1 = p[x1]; }
-    if (g.yd) { q.y0 = p[n + f0]; q.y1 = p[y1]; }
-    q.z0 = p[2 * n + f0]; q.z1 = p[z1];
-    const std::size_t o = (std::size_t)s * v.ost + o0;
+    if (g.xd) { q.x0 = p[b + f0]; q.x1 = p[b + x1]; }
+    if (g.yd) { q.y0 = p[b + n + f0]; q.y1 = p[b + y1]; }
+    q.z0 = p[b + 2 * n + f0]; q.z1 = p[b + z1];
+    const unsigned o = (unsigned)s * (unsigned)v.ost + o0;
     const float t0 = v.accumulate ? v.tend[o] : 0.0f;
     v.tend[o] = un_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0);
   }
@@ -458,6 +465,19 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // and at most 16 (pinned and device buffers). docs/performance.md has the measurements.
   if (G <= 0) G = std::min(16, std::max((ns + 5) / 6, std::min(ns, 3)));
   G = std::min(G, ns);
+  {
+    // The kernels index each of a group's device arrays with 32-bit element offsets (species
+    // times the per-species size, plus the offset in it): fewer species per group where a
+    // patch is that large.
+    Box fbx = p.pd ? RG : T;
+    fbx.i1 += 1; fbx.j1 += 1; fbx.k1 += 1;
+    const std::size_t per_sp = std::max({r3, (std::size_t)(p.pd ? 6 : 3) * fbx.size(), rg3, t3});
+    const std::size_t lim = 0xffffffffu;
+    if (per_sp > lim)
+      throw RuntimeError("advection: the region of " + std::to_string(R.size()) +
+                         " cells is too large for the GPU kernels' 32-bit offsets; split the patch");
+    G = (int)std::min<std::size_t>((std::size_t)G, lim / per_sp);
+  }
   const int ngroups = (ns + G - 1) / G;
   int spt = opt.species_per_thread;
   if (spt <= 0)

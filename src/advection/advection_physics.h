@@ -126,6 +126,17 @@ struct Pts {
   int sk, sj;
   WRFGPU_HD float operator()(int di, int dk, int dj) const { return p[di + dk * sk + dj * sj]; }
 };
+// The same from a base pointer and the centre's element index, in 32-bit unsigned arithmetic
+// (GPU: a group's device buffers hold fewer than 2^32 elements, which run_gpu checks), so that
+// each load is one 32-bit add and one wide multiply-add instead of 64-bit pointer arithmetic.
+struct Pts32 {
+  const float* base;
+  unsigned c;
+  int sk, sj;
+  WRFGPU_HD float operator()(int di, int dk, int dj) const {
+    return base[c + (unsigned)(di + dk * sk + dj * sj)];
+  }
+};
 
 // Everything a cell computation reads. Memory layouts are separate because the GPU holds only a
 // region of each array (its own WrfDims with ims.. = the region), the CPU the caller's arrays.
@@ -260,7 +271,8 @@ struct Flux {
 };
 // The fluxes from the stencils F (field) and FO (field_old) centred on the face's upper cell
 // (face i: cell i; the same for j and k).
-WRFGPU_HD Flux pd_xflux(const Face& fc, const Pts& F, const Pts& FO, float ts) {
+template <class S>
+WRFGPU_HD Flux pd_xflux(const Face& fc, const S& F, const S& FO, float ts) {
   Flux r;
   r.lo = flux_upwind(fc.up, FO(-1, 0, 0), FO(0, 0, 0));
   float h;
@@ -274,7 +286,8 @@ WRFGPU_HD Flux pd_xflux(const Face& fc, const Pts& F, const Pts& FO, float ts) {
   r.hi = h - r.lo;
   return r;
 }
-WRFGPU_HD Flux pd_yflux(const Face& fc, const Pts& F, const Pts& FO, float ts) {
+template <class S>
+WRFGPU_HD Flux pd_yflux(const Face& fc, const S& F, const S& FO, float ts) {
   Flux r;
   r.lo = flux_upwind(fc.up, FO(0, 0, -1), FO(0, 0, 0));
   float h;
@@ -290,7 +303,8 @@ WRFGPU_HD Flux pd_yflux(const Face& fc, const Pts& F, const Pts& FO, float ts) {
 }
 // Vertical: flux3 with -vel (the z coordinate decreases upward in WRF's mass coordinate);
 // 2nd order: rom*(fzm(k)*f(k)+fzp(k)*f(k-1)).
-WRFGPU_HD Flux pd_zflux(const View& v, const Face& fc, const Pts& F, const Pts& FO, int k) {
+template <class S>
+WRFGPU_HD Flux pd_zflux(const View& v, const Face& fc, const S& F, const S& FO, int k) {
   Flux r;
   if (fc.order == 0) {
     r.hi = 0.0f;
@@ -563,21 +577,24 @@ WRFGPU_HD UnFace un_zface(const View& v, int i, int k, int j) {
   return UnFace{o, o == 0 ? 0.0f : v.ROM(i, k, j)};
 }
 // The fluxes from the stencil F centred on the face's upper cell (as pd_xflux).
-WRFGPU_HD float un_xflux(const UnFace& fc, const Pts& F, float ts) {
+template <class S>
+WRFGPU_HD float un_xflux(const UnFace& fc, const S& F, float ts) {
   const float vel = fc.vel;
   if (fc.order == 5)
     return vel * un_flux5(F(-3, 0, 0), F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), F(2, 0, 0), vel, ts);
   if (fc.order == 3) return vel * un_flux3(F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), vel, ts);
   return 0.5f * vel * (F(0, 0, 0) + F(-1, 0, 0));
 }
-WRFGPU_HD float un_yflux(const UnFace& fc, const Pts& F, float ts) {
+template <class S>
+WRFGPU_HD float un_yflux(const UnFace& fc, const S& F, float ts) {
   const float vel = fc.vel;
   if (fc.order == 5)
     return vel * un_flux5(F(0, 0, -3), F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), F(0, 0, 2), vel, ts);
   if (fc.order == 3) return vel * un_flux3(F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), vel, ts);
   return 0.5f * vel * (F(0, 0, 0) + F(0, 0, -1));
 }
-WRFGPU_HD float un_zflux(const View& v, const UnFace& fc, const Pts& F, int k) {
+template <class S>
+WRFGPU_HD float un_zflux(const View& v, const UnFace& fc, const S& F, int k) {
   if (fc.order == 0) return 0.0f;
   const float vel = fc.vel;
   if (fc.order == 3) return vel * un_flux3(F(0, -2, 0), F(0, -1, 0), F(0, 0, 0), F(0, 1, 0), -vel, v.ts);
