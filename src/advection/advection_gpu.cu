@@ -214,8 +214,8 @@ struct ScaleAt {
   int sk, sj;
   bool lo, hi;     // levels k-1 and k+1 are inside the ring box
   __device__ float operator()(int di, int dk, int dj) const {
-    if ((dk < 0 && !lo) || (dk > 0 && !hi)) return 1.0f;
-    return p[c + (unsigned)(di + dk * sk + dj * sj)];
+    const bool in = !((dk < 0 && !lo) || (dk > 0 && !hi));
+    return in ? p[c + (unsigned)(di + dk * sk + dj * sj)] : 1.0f;
   }
 };
 

@@ -414,17 +414,18 @@ WRFGPU_HD float pd_scale(float ph_low, float flux_out) {
 // WRF scales in one sweep (j, k, i ascending): the upwind-side cell of an outgoing flux scales
 // it; scaling keeps the sign (or gives zero), so the second cell never scales it again.
 // x/y faces: a positive flux leaves the lower cell (scale_lo), a negative one the upper cell.
+// Both products are formed and one is chosen (the same value as branching on the sign): on
+// the GPU the neighbours' scales are then loaded up front, beside the fluxes, instead of one
+// after another once each flux's sign is known.
 WRFGPU_HD float limited_h(float fq, float scale_lo, float scale_hi) {
-  if (fq > 0.0f) return scale_lo * fq;
-  if (fq < 0.0f) return scale_hi * fq;
-  return fq;
+  const float lo = scale_lo * fq, hi = scale_hi * fq;
+  return fq > 0.0f ? lo : (fq < 0.0f ? hi : fq);
 }
 // z faces: the sign is opposite (mass coordinate decreases with k): a negative flux leaves the
 // lower cell k-1, a positive one the upper cell k.
 WRFGPU_HD float limited_z(float fq, float scale_lo, float scale_hi) {
-  if (fq < 0.0f) return scale_lo * fq;
-  if (fq > 0.0f) return scale_hi * fq;
-  return fq;
+  const float lo = scale_lo * fq, hi = scale_hi * fq;
+  return fq < 0.0f ? lo : (fq > 0.0f ? hi : fq);
 }
 
 // ---- open (radiation) boundary terms, identical in advect_scalar_pd and advect_scalar --------
