@@ -140,13 +140,27 @@ struct FaceUse {
   __device__ bool x(const View& v, int i, int j) const { return lim(v, i, j) || (tile(i, j) && xdiv_cell(v, i)); }
   __device__ bool y(const View& v, int i, int j) const { return lim(v, i, j) || (tile(i, j) && ydiv_cell(v, j)); }
   __device__ bool z(const View& v, int i, int j) const { return lim(v, i, j) || tile(i, j); }
-  // The faces at (i, j) a face kernel computes: those read by this cell or by its lower
+  // The faces at (i, k, j) a face kernel computes: those read by this cell or by its lower
   // neighbour (the face at i is cell i-1's upper x face, the face at j cell j-1's upper y face).
-  __device__ void faces_at(const View& v, int i, int j, bool& dx, bool& dy, bool& dz) const {
-    dx = x(v, i, j) || x(v, i - 1, j);
-    dy = y(v, i, j) || y(v, i, j - 1);
+  // The face box's top level (ktf+1) holds only the z faces at ktf+1: x and y faces there are
+  // read by no cell, and their stencils would read past the region's levels (past the end of
+  // the group's buffer for its last species).
+  __device__ void faces_at(const View& v, int i, int k, int j, bool& dx, bool& dy, bool& dz) const {
+    const bool below_top = k <= v.ktf;
+    dx = below_top && (x(v, i, j) || x(v, i - 1, j));
+    dy = below_top && (y(v, i, j) || y(v, i, j - 1));
     dz = z(v, i, j);
   }
+};
+// The stencils of a face-box cell (i,k,j) in a group's input arrays (layout v.mt, species
+// stride v.sst): species s of array a centred at element c0 + s * sst. 32-bit element indices
+// (run_gpu keeps a group's arrays below 2^32 elements).
+struct FaceStencils {
+  unsigned c0, sst;
+  int sk, sj;
+  __device__ FaceStencils(const View& v, int i, int k, int j)
+      : c0((unsigned)v.mt.idx3(i, k, j)), sst((unsigned)v.sst), sk(v.mt.nx()), sj(v.mt.nx() * v.mt.nz()) {}
+  __device__ Pts32 at(const float* a, int s) const { return Pts32{a, (unsigned)s * sst + c0, sk, sj}; }
 };
 struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
   const float* p;
@@ -165,24 +179,18 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
   bool dx, dy, dz;
-  u.faces_at(v, i, j, dx, dy, dz);
-  // The face box's top level (ktf+1) holds only the z faces at ktf+1: x and y faces there are
-  // read by no cell, and their stencils would read past the region's levels (past the end of
-  // the group's buffer for its last species).
-  if (k > v.ktf) dx = dy = false;
+  u.faces_at(v, i, k, j, dx, dy, dz);
   if (!(dx || dy || dz)) return;
   Face fx{}, fy{}, fz{};
   if (dx) fx = pd_xface(v, i, k, j);
   if (dy) fy = pd_yface(v, i, k, j);
   if (dz) fz = pd_zface(v, i, k, j);
-  // The stencils of species s start at the cell's element plus s * sst; the flux outputs of
-  // species s at c + (6 s + component) n. 32-bit element indices (run_gpu checks the sizes).
-  const unsigned c0 = (unsigned)v.mt.idx3(i, k, j), sst = (unsigned)v.sst, un = (unsigned)n;
-  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz();
+  // The flux outputs of species s at c + (6 s + component) n.
+  const FaceStencils st(v, i, k, j);
+  const unsigned un = (unsigned)n;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const unsigned so = (unsigned)s * sst + c0;
-    const Pts32 F{v.f, so, sk, sj}, FO{v.fo, so, sk, sj};
+    const Pts32 F = st.at(v.f, s), FO = st.at(v.fo, s);
     const unsigned o = (unsigned)s * 6u * un + (unsigned)c;
     if (dx) { const Flux q = pd_xflux(fx, F, FO, v.ts); flux[o] = q.hi; flux[o + un] = q.lo; }
     if (dy) { const Flux q = pd_yflux(fy, F, FO, v.ts); flux[o + 2 * un] = q.hi; flux[o + 3 * un] = q.lo; }
@@ -292,21 +300,17 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ f
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
   bool dx, dy, dz;
-  u.faces_at(v, i, j, dx, dy, dz);
-  // The face box's top level (ktf+1) holds only the z faces at ktf+1: x and y faces there are
-  // read by no cell, and their stencils would read past the region's levels (past the end of
-  // the group's buffer for its last species).
-  if (k > v.ktf) dx = dy = false;
+  u.faces_at(v, i, k, j, dx, dy, dz);
   if (!(dx || dy || dz)) return;
   UnFace fx{}, fy{}, fz{};
   if (dx) fx = un_xface(v, i, k, j);
   if (dy) fy = un_yface(v, i, k, j);
   if (dz) fz = un_zface(v, i, k, j);
-  const unsigned c0 = (unsigned)v.mt.idx3(i, k, j), sst = (unsigned)v.sst, un = (unsigned)n;
-  const int sk = v.mt.nx(), sj = v.mt.nx() * v.mt.nz();
+  const FaceStencils st(v, i, k, j);
+  const unsigned un = (unsigned)n;
   const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const Pts32 F{v.f, (unsigned)s * sst + c0, sk, sj};
+    const Pts32 F = st.at(v.f, s);
     const unsigned o = (unsigned)s * 3u * un + (unsigned)c;
     if (dx) flux[o] = un_xflux(fx, F, v.ts);
     if (dy) flux[o + un] = un_yflux(fy, F, v.ts);
