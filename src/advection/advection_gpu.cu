@@ -25,6 +25,7 @@
 #include "advection_impl.h"
 #include "cuda_util.h"
 #include "errors.h"
+#include "stream_copy.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -392,23 +393,30 @@ State& state() {
 // Copy box b of ns species of a WRF 4-D array (caller layout d, species stride sst) into
 // dense dst (i fastest, then k, j, species), and back. The rows of all species are spread over
 // the host's OpenMP threads in one parallel region (the pageable<->pinned copy is the host
-// cost; a region per species and field was 42 regions per group of 14 tracers).
+// cost; a region per species and field was 42 regions per group of 14 tracers). Packing
+// writes the dense staging with streaming stores (stream_copy.h); unpacking keeps ordinary
+// stores, because WRF's rows are short and not aligned to cache lines.
 // With rc (Prepared::tracer_checks; species s of this call is species s0 + s of rc), each
-// copied row is also checked for NaN/Inf where the scheme reads it, in the staging copy that
-// is still in cache: the smallest RowCheck code found is returned (LONG_MAX if none).
+// copied row is also tested for NaN/Inf as it is copied; a row that holds one is checked where
+// the scheme reads it, in the caller's array: the smallest RowCheck code found is returned
+// (LONG_MAX if none).
 long pack3(const float* src, std::size_t sst, int ns, const WrfDims& d, const Box& b, float* dst,
            const RowCheck* rc = nullptr, int s0 = 0) {
   const std::size_t n = b.ni();
   const int nk = b.nk(), nj = b.nj();
   const long nrow = (long)ns * nj * nk;
   long first = LONG_MAX;
-#pragma omp parallel for schedule(static) reduction(min : first) if (nrow * (long)n > 65536)
-  for (long r = 0; r < nrow; ++r) {
-    const int k = b.k0 + (int)(r % nk), j = b.j0 + (int)(r / nk % nj), s = (int)(r / nk / nj);
-    float* row = dst + n * (std::size_t)r;
-    std::memcpy(row, src + sst * s + d.idx3(b.i0, k, j), n * sizeof(float));
-    if (!rc || j < rc->u.j0 || j > rc->u.j1 || k < rc->k0 || k > rc->k1) continue;
-    first = std::min(first, rc->first_in_row(row + (rc->u.i0 - b.i0), s0 + s, k, j));
+#pragma omp parallel reduction(min : first) if (nrow * (long)n > 65536)
+  {
+#pragma omp for schedule(static) nowait
+    for (long r = 0; r < nrow; ++r) {
+      const int k = b.k0 + (int)(r % nk), j = b.j0 + (int)(r / nk % nj), s = (int)(r / nk / nj);
+      const float* from = src + sst * s + d.idx3(b.i0, k, j);
+      const bool bad = copy_row_stream(dst + n * (std::size_t)r, from, n);
+      if (!bad || !rc || j < rc->u.j0 || j > rc->u.j1 || k < rc->k0 || k > rc->k1) continue;
+      first = std::min(first, rc->first_in_row(from + (rc->u.i0 - b.i0), s0 + s, k, j));
+    }
+    stream_fence();
   }
   return first;
 }

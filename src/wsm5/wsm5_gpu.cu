@@ -30,6 +30,7 @@
 #include "cuda_util.h"
 #include "device.h"
 #include "errors.h"
+#include "stream_copy.h"
 #include "wsm5_backends.h"
 #include "wsm5_physics.h"
 #include "wsm5_radar.h"
@@ -687,12 +688,18 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     host_t[4 * q + 0] = now_ms();
     if (!direct) {
       NvtxRange r("wsm5 pack");
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int f = 0; f < kIn3; ++f)
-        for (int jj = 0; jj < g.nj; ++jj)
-          for (int k = 0; k < nk; ++k)
-            std::memcpy(h + f * g.cells + ((std::size_t)jj * nk + k) * ni,
-                        in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj), sizeof(float) * ni);
+      // Streaming stores into the dense staging (stream_copy.h); the inputs are checked on the
+      // device after the copy.
+#pragma omp parallel
+      {
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int f = 0; f < kIn3; ++f)
+          for (int jj = 0; jj < g.nj; ++jj)
+            for (int k = 0; k < nk; ++k)
+              copy_row_stream(h + f * g.cells + ((std::size_t)jj * nk + k) * ni,
+                              in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj), ni);
+        stream_fence();
+      }
       float* h2 = h + kIn3 * g.cells;
       for (int jj = 0; jj < g.nj; ++jj) {
         std::memcpy(h2 + (std::size_t)jj * ni, s.rain + d.idx2(d.its, d.jts + g.j0 + jj), sizeof(float) * ni);

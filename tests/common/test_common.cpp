@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "host_cores.h"
 #include "modes.h"
+#include "stream_copy.h"
 #include "test_util.h"
 #include "verify.h"
 #include "wrf_dims.h"
@@ -139,4 +140,41 @@ TEST(HostCores, OneCoreIsReported) {
     EXPECT_EQ(note, "");
   }
   EXPECT_EQ(host_cores_allowed(), allowed);
+}
+
+// The packing copy: every length and destination alignment (head, vector body, tail), bits
+// kept exactly (NaN payloads, -0, subnormals), and a NaN or Inf found wherever it sits.
+TEST(StreamCopy, CopiesBitsAndFindsNonFiniteAnywhere) {
+  const float specials[] = {-0.0f, 1e-45f, -3.4028235e38f, 1.17549435e-38f};
+  std::vector<float> src(80), dst(96);
+  for (std::size_t i = 0; i < src.size(); ++i)
+    src[i] = i < 4 ? specials[i] : std::ldexp((float)i - 40.5f, (int)(i % 17) - 8);
+  for (int shift = 0; shift < 8; ++shift)
+    for (std::size_t n = 0; n <= 70; ++n) {
+      std::fill(dst.begin(), dst.end(), 7.0f);
+      const float* from = src.data() + (shift % 3);
+      EXPECT_FALSE(copy_row_stream(dst.data() + shift, from, n)) << n << " " << shift;
+      stream_fence();
+      EXPECT_EQ(std::memcmp(dst.data() + shift, from, n * sizeof(float)), 0) << n << " " << shift;
+      EXPECT_EQ(dst[shift + n], 7.0f) << "wrote past the row: " << n << " " << shift;
+      if (shift > 0) {
+        EXPECT_EQ(dst[shift - 1], 7.0f) << "wrote before the row";
+      }
+    }
+  const std::uint32_t bad_bits[] = {0x7fc00001u, 0xffc00000u, 0x7f800000u, 0xff800000u, 0x7f800001u};
+  for (std::uint32_t bits : bad_bits)
+    for (int shift = 0; shift < 4; ++shift)
+      for (std::size_t at = 0; at < 37; ++at) {
+        std::vector<float> row(src.begin(), src.begin() + 37);
+        std::memcpy(&row[at], &bits, sizeof bits);
+        EXPECT_TRUE(copy_row_stream(dst.data() + shift, row.data(), row.size()))
+            << std::hex << bits << " at " << at;
+        stream_fence();
+        std::uint32_t got;
+        std::memcpy(&got, &dst[shift + at], sizeof got);
+        EXPECT_EQ(got, bits) << "payload not kept";
+      }
+  // the largest finite floats are not "non-finite"
+  const float big[3] = {3.4028235e38f, -3.4028235e38f, 0.0f};
+  EXPECT_FALSE(copy_row_stream(dst.data(), big, 3));
 }
