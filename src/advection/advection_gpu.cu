@@ -393,9 +393,8 @@ State& state() {
 // Copy box b of ns species of a WRF 4-D array (caller layout d, species stride sst) into
 // dense dst (i fastest, then k, j, species), and back. The rows of all species are spread over
 // the host's OpenMP threads in one parallel region (the pageable<->pinned copy is the host
-// cost; a region per species and field was 42 regions per group of 14 tracers). Packing
-// writes the dense staging with streaming stores (stream_copy.h); unpacking keeps ordinary
-// stores, because WRF's rows are short and not aligned to cache lines.
+// cost; a region per species and field was 42 regions per group of 14 tracers), with
+// streaming stores both ways (stream_copy.h).
 // With rc (Prepared::tracer_checks; species s of this call is species s0 + s of rc), each
 // copied row is also tested for NaN/Inf as it is copied; a row that holds one is checked where
 // the scheme reads it, in the caller's array: the smallest RowCheck code found is returned
@@ -437,13 +436,17 @@ void unpack3(const float* src, int nout, float* const* dst, std::size_t sst, int
   const std::size_t n = b.ni(), box = b.size();
   const int nk = b.nk(), nj = b.nj();
   const long nrow = (long)ns * nout * nj * nk;
-#pragma omp parallel for schedule(static) if (nrow * (long)n > 65536)
-  for (long r = 0; r < nrow; ++r) {
-    const int k = (int)(r % nk), j = (int)(r / nk % nj);
-    const int o = (int)(r / nk / nj % nout), s = (int)(r / nk / nj / nout);
-    std::memcpy(dst[o] + sst * s + d.idx3(b.i0, b.k0 + k, b.j0 + j),
-                src + box * ((std::size_t)s * nout + o) + n * ((std::size_t)k + (std::size_t)nk * j),
-                n * sizeof(float));
+#pragma omp parallel if (nrow * (long)n > 65536)
+  {
+#pragma omp for schedule(static) nowait
+    for (long r = 0; r < nrow; ++r) {
+      const int k = (int)(r % nk), j = (int)(r / nk % nj);
+      const int o = (int)(r / nk / nj % nout), s = (int)(r / nk / nj / nout);
+      copy_row_stream(dst[o] + sst * s + d.idx3(b.i0, b.k0 + k, b.j0 + j),
+                      src + box * ((std::size_t)s * nout + o) + n * ((std::size_t)k + (std::size_t)nk * j),
+                      n);
+    }
+    stream_fence();
   }
 }
 

@@ -1,18 +1,18 @@
-// stream_copy.h - row copies into page-locked staging with streaming (non-temporal) stores,
-// checking the copied values for NaN/Inf on the way.
+// stream_copy.h - row copies between WRF's arrays and page-locked staging with streaming
+// (non-temporal) stores, checking the copied values for NaN/Inf on the way.
 //
 // Why: with WRF's pageable arrays, the host side of a GPU call (packing them into page-locked
-// staging for the DMA engine) is a large part of the end-to-end time: on the H100 machine the
-// 81-tracer advection call spent about 12.7 of its 18 ms packing and unpacking. An ordinary
-// store first reads the line it writes (read for ownership); a streaming store does not, and
-// the staging is read next by the DMA engine, not by this core, so keeping it out of the cache
-// costs nothing. Every store of a row is a streaming one, including the scalar head and tail
-// around the 16-byte aligned body: rows of an odd length (141 floats) mixed with ordinary
-// stores were 2.5x slower than memcpy, because the lines the rows share were written both ways.
-// Measured end to end in wrfgpu_bench on the H100 machine (median of 5 alternating runs):
-// advection 81 tracers 18.1 -> 15.2 ms, CONUS 5 tracers 13.1 -> 12.3 ms, WSM5 CONUS 10.9 ->
-// 9.5 ms. Only for dense destinations: rows copied back into WRF's arrays are short and not
-// aligned to cache lines, and streaming stores into their partial lines were slower.
+// staging for the DMA engine, and the results back) is a large part of the end-to-end time: on
+// the H100 machine the 81-tracer advection call spent about 12.7 of its 18 ms packing and
+// unpacking. An ordinary store first reads the line it writes (read for ownership); a streaming
+// store does not. Neither side is read again by this core soon: the staging is read next by
+// the DMA engine, and a call's megabytes of WRF's arrays have left the caches by the time the
+// next physics routine reads them. Every store of a row streams, including the scalar head and
+// tail around the 16-byte aligned body: a first version that wrote those with ordinary stores
+// was 2.5x slower than memcpy on rows of 141 floats, because the lines that two rows share were
+// written both ways. Measured end to end in wrfgpu_bench on the H100 machine (median of 4 runs,
+// pageable arrays): advection 81 tracers 20.2 -> 15.9 ms, CONUS 5 tracers 14.3 -> 12.3 ms, WSM5
+// CONUS 12.2 -> 9.5 ms (docs/performance.md, "Host side").
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -619,12 +619,17 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     }
     NvtxRange r("wsm5 unpack");
     const float* h = pin + g.offset;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int f = 0; f < kOut3; ++f)
-      for (int jj = 0; jj < g.nj; ++jj)
-        for (int k = 0; k < nk; ++k)
-          std::memcpy(out3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
-                      h + f * g.cells + ((std::size_t)jj * nk + k) * ni, sizeof(float) * ni);
+    // Streaming stores into WRF's arrays too (stream_copy.h), fenced before they are read.
+#pragma omp parallel
+    {
+#pragma omp for collapse(2) schedule(static) nowait
+      for (int f = 0; f < kOut3; ++f)
+        for (int jj = 0; jj < g.nj; ++jj)
+          for (int k = 0; k < nk; ++k)
+            copy_row_stream(out3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
+                            h + f * g.cells + ((std::size_t)jj * nk + k) * ni, ni);
+      stream_fence();
+    }
     const float* h2 = h + kIn3 * g.cells;
     for (int gg = 0; gg < k2d; ++gg) {
       if (out2[gg] == nullptr) continue;
