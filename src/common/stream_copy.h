@@ -24,38 +24,44 @@
 namespace wrfgpu {
 
 // dst[0..n) = src[0..n), bit for bit; true when one of the values is NaN or Inf (exponent all
-// ones). Every store streams (4-byte ones up to the first 16-byte aligned element of dst and
-// after the last, 16-byte ones between): call stream_fence() on the same thread before a DMA
-// transfer or another thread reads dst. Without SSE2, a plain copy.
+// ones), or, with Positive, not > 0. Every store streams (4-byte ones up to the first 16-byte
+// aligned element of dst and after the last, 16-byte ones between): call stream_fence() on the
+// same thread before a DMA transfer or another thread reads dst. Without SSE2, a plain copy.
+template <bool Positive = false>
 inline bool copy_row_stream(float* dst, const float* src, std::size_t n) {
   std::uint32_t bad = 0;
   std::size_t i = 0;
+  auto test = [](float x, std::uint32_t b) -> std::uint32_t {
+    return ((b & 0x7f800000u) == 0x7f800000u) | (Positive && !(x > 0.f));
+  };
 #if defined(__SSE2__)
   for (; i < n && (reinterpret_cast<std::uintptr_t>(dst + i) & 15u) != 0; ++i) {
     std::uint32_t b;
     std::memcpy(&b, src + i, sizeof b);
-    bad |= (b & 0x7f800000u) == 0x7f800000u;
+    bad |= test(src[i], b);
     _mm_stream_si32(reinterpret_cast<int*>(dst + i), (int)b);
   }
   const __m128i expo = _mm_set1_epi32(0x7f800000);
+  const __m128 zero = _mm_setzero_ps();
   __m128i badv = _mm_setzero_si128();
   for (; i + 4 <= n; i += 4) {
     const __m128 v = _mm_loadu_ps(src + i);
     badv = _mm_or_si128(badv, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(v), expo), expo));
+    if (Positive) badv = _mm_or_si128(badv, _mm_castps_si128(_mm_cmpngt_ps(v, zero)));
     _mm_stream_ps(dst + i, v);
   }
   bad |= _mm_movemask_epi8(badv) != 0;
   for (; i < n; ++i) {
     std::uint32_t b;
     std::memcpy(&b, src + i, sizeof b);
-    bad |= (b & 0x7f800000u) == 0x7f800000u;
+    bad |= test(src[i], b);
     _mm_stream_si32(reinterpret_cast<int*>(dst + i), (int)b);
   }
 #else
   for (; i < n; ++i) {
     std::uint32_t b;
     std::memcpy(&b, src + i, sizeof b);
-    bad |= (b & 0x7f800000u) == 0x7f800000u;
+    bad |= test(src[i], b);
     dst[i] = src[i];
   }
 #endif

@@ -218,7 +218,7 @@ void run(Backend backend, Mode mode, const Constants& c, const WrfDims& d, float
   if (opt.validate) {
     scan2(d, s.rain, "rain");
     if (s.snow) scan2(d, s.snow, "snow");
-    // The GPU backend scans the 3-D inputs itself: on the host before packing them, or on the
+    // The GPU backend scans the 3-D inputs itself: on the host as it packs them, or on the
     // device when it copies straight from page-locked arrays (wsm5_gpu.cu).
     if (b != Backend::Gpu) scan_fields3(d, s);
   }

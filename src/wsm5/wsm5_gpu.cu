@@ -583,12 +583,17 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   if (direct && do_refl) direct = tile_locked(s.refl_10cm, first3, last3);
   if (timing) timing->direct = direct;
   float* pin = direct ? nullptr : ctx.pin.reserve(total);  // staging, for pageable arrays only
-  // Input scans (run() leaves the 3-D ones to this backend): on the device after the H2D
-  // copies (from the caller's page-locked arrays, or from the staging the host packed) and
-  // before any result is copied back, so that on bad input the caller's arrays are still
-  // untouched. (A host scan of pageable arrays before packing read every input twice: 4.1 ms
-  // of a 13.0 ms CONUS call on an H100 host.)
-  const bool device_check = opt.validate;
+  // Input scans (run() leaves the 3-D ones to this backend), always before anything is written
+  // to the caller's arrays, so that on bad input they are still untouched:
+  //  - page-locked arrays: on the device after the H2D copies, before the D2H copies;
+  //  - pageable arrays: on the host as they are packed, by the copy itself (copy_row_stream
+  //    tests every value it moves; a field found bad is scanned again by scan_fields3 for the
+  //    message), before the unpacking. (A separate host scan before packing read every input
+  //    twice: 4.1 ms of a 13.0 ms CONUS call on an H100 host; a device scan made the first
+  //    slab's results wait for the last slab's check.)
+  const bool device_check = opt.validate && direct;
+  const bool host_check = opt.validate && !direct;
+  unsigned bad_fields = 0;  // host_check: bit f set when input field f holds a bad value
   unsigned long long* dbad = nullptr;
   if (device_check) {
     dbad = ctx.first_bad.reserve(kIn3);
@@ -693,16 +698,20 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     host_t[4 * q + 0] = now_ms();
     if (!direct) {
       NvtxRange r("wsm5 pack");
-      // Streaming stores into the dense staging (stream_copy.h); the inputs are checked on the
-      // device after the copy.
-#pragma omp parallel
+      // Streaming stores into the dense staging (stream_copy.h), testing each value for what
+      // scan_fields3 refuses (NaN/Inf; not > 0 in th, den, pii, p, delz).
+#pragma omp parallel reduction(| : bad_fields)
       {
 #pragma omp for collapse(2) schedule(static) nowait
         for (int f = 0; f < kIn3; ++f)
           for (int jj = 0; jj < g.nj; ++jj)
-            for (int k = 0; k < nk; ++k)
-              copy_row_stream(h + f * g.cells + ((std::size_t)jj * nk + k) * ni,
-                              in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj), ni);
+            for (int k = 0; k < nk; ++k) {
+              float* to = h + f * g.cells + ((std::size_t)jj * nk + k) * ni;
+              const float* from = in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj);
+              const bool bad = kField3Positive[f] ? copy_row_stream<true>(to, from, ni)
+                                                  : copy_row_stream<false>(to, from, ni);
+              if (bad) bad_fields |= 1u << f;
+            }
         stream_fence();
       }
       float* h2 = h + kIn3 * g.cells;
@@ -743,10 +752,17 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     WRFGPU_CUDA_CHECK(cudaEventRecord(e[3], st));
     // Pageable arrays: the results go back into the staging at once (the copy engine returns
     // slab q while slab q+1 comes in); the caller's arrays are written only by the unpacking,
-    // after every slab is checked. Page-locked arrays: the D2H copies write the caller's
-    // arrays, so they wait for the checks. (H100, CONUS, 3 slabs: slab 0's results waited
-    // 2.3 ms for the last slab's check.)
-    if (!device_check || !direct) enqueue_d2h(q);
+    // after every slab is packed and checked. Page-locked arrays: the D2H copies write the
+    // caller's arrays, so they wait for the device checks. (H100, CONUS, 3 slabs: slab 0's
+    // results waited 2.3 ms for the last slab's check.)
+    if (!device_check) enqueue_d2h(q);
+  }
+  if (host_check && bad_fields != 0) {
+    // Nothing has been written to the caller's arrays. Let the queued work finish (it reads
+    // the staging), then name the first bad value as the CPU backend does.
+    for (int q = 0; q < nstream; ++q) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(ctx.streams[q]));
+    scan_fields3(d, s);
+    throw RuntimeError("wsm5: the packing found a bad input value that scan_fields3 did not");
   }
   if (device_check) {
     // Every slab's inputs checked: only then may results go back to the caller's arrays.
@@ -758,8 +774,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
         for (int q = 0; q < nstream; ++q) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(ctx.streams[q]));
         throw_bad_field3(d, in3[f], kField3Name[f], (long)bad[f]);
       }
-    if (direct)
-      for (int q = 0; q < nslab; ++q) enqueue_d2h(q);
+    for (int q = 0; q < nslab; ++q) enqueue_d2h(q);
   }
   // Every slab is enqueued before any is waited for: the packing of slab s+1 (pageable
   // arrays) overlaps the transfers and kernels of slab s, and with page-locked arrays the

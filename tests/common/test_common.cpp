@@ -177,4 +177,21 @@ TEST(StreamCopy, CopiesBitsAndFindsNonFiniteAnywhere) {
   // the largest finite floats are not "non-finite"
   const float big[3] = {3.4028235e38f, -3.4028235e38f, 0.0f};
   EXPECT_FALSE(copy_row_stream(dst.data(), big, 3));
+  // Positive (WSM5's th, den, pii, p, delz): 0, -0 and negatives are bad too, wherever they sit;
+  // the smallest subnormal is > 0 and fine.
+  std::vector<float> pos(37);
+  for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = 1e-45f + (float)i;
+  for (int shift = 0; shift < 4; ++shift) {
+    EXPECT_FALSE(copy_row_stream<true>(dst.data() + shift, pos.data(), pos.size()));
+    for (float bad : {0.0f, -0.0f, -1e-45f, -2.5f, std::nanf(""), INFINITY, -INFINITY})
+      for (std::size_t at = 0; at < pos.size(); ++at) {
+        std::vector<float> row = pos;
+        row[at] = bad;
+        EXPECT_TRUE(copy_row_stream<true>(dst.data() + shift, row.data(), row.size()))
+            << bad << " at " << at << " shift " << shift;
+        EXPECT_EQ(copy_row_stream<false>(dst.data() + shift, row.data(), row.size()), !std::isfinite(bad));
+        stream_fence();
+        EXPECT_EQ(std::memcmp(dst.data() + shift, row.data(), row.size() * sizeof(float)), 0);
+      }
+  }
 }
