@@ -725,6 +725,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
       }
     }
     host_t[4 * q + 1] = now_ms();
+    if (host_check && bad_fields != 0) break;  // bad input: no kernel runs on it (see below)
     cudaStream_t st = ctx.streams[q % nstream];
     float* dblk = dev + g.offset;
     float* dscr = scr + (std::size_t)(q % nstream) * scratch_per_stream;
@@ -758,8 +759,9 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     if (!device_check) enqueue_d2h(q);
   }
   if (host_check && bad_fields != 0) {
-    // Nothing has been written to the caller's arrays. Let the queued work finish (it reads
-    // the staging), then name the first bad value as the CPU backend does.
+    // Nothing has been written to the caller's arrays, and no kernel was queued for the slab
+    // that holds the bad value or after it. Let the queued work finish (it reads the staging),
+    // then name the first bad value as the CPU backend does.
     for (int q = 0; q < nstream; ++q) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(ctx.streams[q]));
     scan_fields3(d, s);
     throw RuntimeError("wsm5: the packing found a bad input value that scan_fields3 did not");
