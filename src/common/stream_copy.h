@@ -31,16 +31,18 @@ template <bool Positive = false>
 inline bool copy_row_stream(float* dst, const float* src, std::size_t n) {
   std::uint32_t bad = 0;
   std::size_t i = 0;
-  auto test = [](float x, std::uint32_t b) -> std::uint32_t {
-    return ((b & 0x7f800000u) == 0x7f800000u) | (Positive && !(x > 0.f));
+  auto one = [&](std::size_t e) {  // element e alone: the head and tail (or, without SSE2, all)
+    std::uint32_t b;
+    std::memcpy(&b, src + e, sizeof b);
+    bad |= ((b & 0x7f800000u) == 0x7f800000u) | (Positive && !(src[e] > 0.f));
+#if defined(__SSE2__)
+    _mm_stream_si32(reinterpret_cast<int*>(dst + e), (int)b);
+#else
+    dst[e] = src[e];
+#endif
   };
 #if defined(__SSE2__)
-  for (; i < n && (reinterpret_cast<std::uintptr_t>(dst + i) & 15u) != 0; ++i) {
-    std::uint32_t b;
-    std::memcpy(&b, src + i, sizeof b);
-    bad |= test(src[i], b);
-    _mm_stream_si32(reinterpret_cast<int*>(dst + i), (int)b);
-  }
+  for (; i < n && (reinterpret_cast<std::uintptr_t>(dst + i) & 15u) != 0; ++i) one(i);
   const __m128i expo = _mm_set1_epi32(0x7f800000);
   const __m128 zero = _mm_setzero_ps();
   __m128i badv = _mm_setzero_si128();
@@ -51,20 +53,8 @@ inline bool copy_row_stream(float* dst, const float* src, std::size_t n) {
     _mm_stream_ps(dst + i, v);
   }
   bad |= _mm_movemask_epi8(badv) != 0;
-  for (; i < n; ++i) {
-    std::uint32_t b;
-    std::memcpy(&b, src + i, sizeof b);
-    bad |= test(src[i], b);
-    _mm_stream_si32(reinterpret_cast<int*>(dst + i), (int)b);
-  }
-#else
-  for (; i < n; ++i) {
-    std::uint32_t b;
-    std::memcpy(&b, src + i, sizeof b);
-    bad |= test(src[i], b);
-    dst[i] = src[i];
-  }
 #endif
+  for (; i < n; ++i) one(i);
   return bad != 0;
 }
 
