@@ -61,7 +61,7 @@ BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp $(DRIVER_LIB)
 TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp)
 FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90)
 
-HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h standalone_driver/*.h)
+HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h standalone_driver/*.h)
 
 .PHONY: all lib check check-cpu bench install clean distclean mech
 all: lib bin/wrfgpu_replay bin/wrfgpu_make_large_case
@@ -126,7 +126,7 @@ bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) l
 
 bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests $(TEST_SRC) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
+	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' $(TEST_SRC) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
 
 bin/%_fortran: fortran_iface/tests/%_fortran.F90 lib/libwrfgpu.so
 	@mkdir -p bin

@@ -2,17 +2,30 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include "device.h"
 
 namespace wrfgpu_test {
 
-// Folder of the committed captures (WRFGPU_TEST_DATA, else ./test_data from the repo root).
+// Folder of the committed captures: WRFGPU_TEST_DATA, else ./test_data when the tests run
+// from the repository root, else the test_data of the source tree the tests were built from.
 inline std::string data_dir() {
-  const char* d = std::getenv("WRFGPU_TEST_DATA");
-  return d ? d : "test_data";
+  if (const char* d = std::getenv("WRFGPU_TEST_DATA")) return d;
+#ifdef WRFGPU_SOURCE_DIR
+  if (!std::ifstream("test_data/README.md").good()) return WRFGPU_SOURCE_DIR "/test_data";
+#endif
+  return "test_data";
 }
 inline std::string data_file(const std::string& name) { return data_dir() + "/" + name; }
+
+// The captures and references are committed: a missing one is a failure, not a skip.
+inline ::testing::AssertionResult data_present(const std::string& what, bool present) {
+  if (present) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << what << " not found in " << data_dir()
+         << " (committed test data: run from the repository root or set WRFGPU_TEST_DATA)";
+}
 
 }  // namespace wrfgpu_test
 

@@ -93,7 +93,7 @@ double updated_mass(const SynthCase& c, int s, int i, int k, int j) {
 // ---- against WRF's own Fortran (reference data made by advect_ref, every boundary type) -------
 TEST(AdvectionWrfRef, CpuBitwiseOnEveryBoundaryCase) {
   auto files = data_files("advect", "ref_advect_");
-  if (files.empty()) GTEST_SKIP() << "no ref_advect_*.nc in " << wrfgpu_test::data_dir();
+  ASSERT_TRUE(wrfgpu_test::data_present("ref_advect_*.nc", !files.empty()));
   for (const auto& f : files) {
     AdvectCapture cap = load_capture(f);
     std::vector<float> t, h, z;
@@ -113,7 +113,7 @@ TEST(AdvectionWrfRef, CpuBitwiseOnEveryBoundaryCase) {
 TEST(AdvectionWrfRef, GpuBitwiseOnEveryBoundaryCase) {
   WRFGPU_REQUIRE_GPU();
   auto files = data_files("advect", "ref_advect_");
-  if (files.empty()) GTEST_SKIP() << "no reference data";
+  ASSERT_TRUE(wrfgpu_test::data_present("ref_advect_*.nc", !files.empty()));
   for (const auto& f : files) {
     AdvectCapture cap = load_capture(f);
     std::vector<float> t, h, z;
@@ -136,7 +136,7 @@ TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
   std::vector<std::string> files = data_files("advect", "ref_advect_");
   for (const char* pre : {"quarter_ss_", "squall2d_"})
     for (const auto& f : data_files("advect", pre)) files.push_back(f);
-  if (files.empty()) GTEST_SKIP() << "no advection reference data";
+  ASSERT_TRUE(wrfgpu_test::data_present("ref_advect_*.nc", !files.empty()));
   int npd = 0, nun = 0;
   for (const auto& f : files) {
     AdvectCapture cap = load_capture(f);
@@ -174,7 +174,7 @@ TEST(AdvectionTileMarch, CpuBlocksBitwiseOnEveryCase) {
 // ---- real captures from WRF em_quarter_ss (when present) -----------------------------------
 TEST(AdvectionWrfCapture, QuarterSsMoist) {
   auto files = data_files("advect", "quarter_ss_");
-  if (files.empty()) GTEST_SKIP() << "no quarter_ss_*advect*.nc captures yet";
+  ASSERT_TRUE(wrfgpu_test::data_present("quarter_ss_*advect*.nc", !files.empty()));
   for (const auto& f : files) {
     AdvectCapture cap = load_capture(f);
     for (Backend b : {Backend::Cpu, Backend::Gpu}) {

@@ -267,7 +267,7 @@ const char* kKey[] = {"o3", "no", "no2", "ho", "ho2", "hno3", "hcho", "pan", "h2
 
 void validate(const std::string& file, double tol_key, double tol_all, double min_same_steps) {
   const std::string path = wrfgpu_test::data_file(file);
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   ASSERT_GE(c.n, 10000u);
   for (int v : c.ref_ierr) ASSERT_EQ(v, 1);
@@ -328,7 +328,7 @@ TEST(Radm2sorgValidation, WarmStartMatchesWrfFortran) {
 // few 1e-4 (RTOL = 1e-3), and the per-level means by far less.
 TEST(Radm2sorgValidation, WrfChemCaptureBitwiseWithWrfCo2Order) {
   const std::string path = wrfgpu_test::data_file(kWrfChemCapture);
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   ASSERT_GE(c.n, 10000u);
   r2::Options o;
@@ -349,7 +349,7 @@ TEST(Radm2sorgValidation, WrfChemCaptureBitwiseWithWrfCo2Order) {
 
 TEST(Radm2sorgValidation, WrfChemCaptureDefaultOrderWithinRtol) {
   const std::string path = wrfgpu_test::data_file(kWrfChemCapture);
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   r2::Options o;
   o.backend = Backend::Cpu;
@@ -386,7 +386,7 @@ TEST(Radm2sorgValidation, WrfChemCaptureDefaultOrderWithinRtol) {
 // limit it to ~1e-6).
 TEST(Radm2sorgValidation, CellsConserveNitrogenAndSulphur) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
   r2::Options o;
@@ -419,7 +419,7 @@ TEST(Radm2sorgValidation, CellsConserveNitrogenAndSulphur) {
 
 TEST(Radm2sorgValidation, FloatPrecisionOptionRuns) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
   r2::Options o;
@@ -436,7 +436,7 @@ TEST(Radm2sorgValidation, FloatPrecisionOptionRuns) {
 
 TEST(Radm2sorgApi, FailedCellsAreReported) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   const std::size_t n = 100;  // the first 100 cells
   std::vector<float> st(r2::kNState * n), met(r2::kNMet * n), vd(r2::kLdrog * n);
@@ -505,7 +505,7 @@ struct WrfCase {
 // the same bits, halos untouched, failures and bad input named by WRF's (i,k,j).
 static void wrf_arrays_match_dense(Backend b) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   WrfCase w(c);
   const WrfDims& d = w.d;
@@ -586,7 +586,7 @@ static void wrf_arrays_match_dense(Backend b) {
 // checks' 4,096-cell blocks; nothing is written.
 TEST(Radm2sorgApi, BadInputNamed) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   ASSERT_GT(c.n, 9000u);
   r2::Options o;
@@ -632,7 +632,7 @@ TEST(Radm2sorgGpu, WrfArraysMatchDense) {
 TEST(Radm2sorgGpu, WrfSubtileInChunksMatchesDense) {
   WRFGPU_REQUIRE_GPU();
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   WrfCase w(c);
   r2::WrfArrays& a = w.a;
@@ -718,7 +718,7 @@ Case first_cells(const Case& c, std::size_t n) {
 
 void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec, int method = kpp::kRos3) {
   const std::string path = wrfgpu_test::data_file(file);
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   const Case c = first_cells(load(path), ncells);
   r2::Options o;
   o.dtstepc = c.dtstepc;
@@ -833,7 +833,7 @@ TEST(Radm2sorgTeam, SchedulesAreIndependent) {
 TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
   WRFGPU_REQUIRE_GPU();
   const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   std::vector<float> cpu = c.state, vdc(r2::kLdrog * c.n, 0.f);
   r2::Options o;
@@ -904,7 +904,7 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
 // backend): a permutation, counts non-increasing along it, equal counts in index order.
 TEST(Radm2sorgApi, LongestFirstOrder) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   const Case c = first_cells(load(path), 1500);
   std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
   r2::Options o;
@@ -937,7 +937,7 @@ TEST(Radm2sorgApi, LongestFirstOrder) {
 TEST(Radm2sorgGpu, LongestFirstSameBits) {
   WRFGPU_REQUIRE_GPU();
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   const Case c = first_cells(load(path), 11987);  // a size no other test uses: no history yet
   auto run = [&](bool longest, std::size_t batch, std::vector<float>& out, std::vector<float>& vd) {
     r2::Options o;
@@ -981,7 +981,7 @@ TEST(Radm2sorgGpu, LongestFirstSameBits) {
 TEST(Radm2sorgGpu, WarpKernelEveryMethod) {
   WRFGPU_REQUIRE_GPU();
   const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
-  if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   const Case c = first_cells(load(path), 2000);
   for (int m : {kpp::kRos2, kpp::kRos3, kpp::kRos4, kpp::kRodas3, kpp::kRodas4}) {
     std::vector<float> out[2];
@@ -1015,7 +1015,7 @@ TEST(Radm2sorgGpu, LayoutBenchmark) {
   WRFGPU_REQUIRE_GPU();
   for (const char* file : {"radm2sorg_warm_40x15x20.nc", "radm2sorg_cold_40x15x20.nc"}) {
     const std::string path = wrfgpu_test::data_file(file);
-    if (!file_exists(path)) GTEST_SKIP() << path << " not found";
+    ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
     Case c = load(path);
     const std::size_t rep = 20, n = c.n * rep;
     std::vector<float> st(r2::kNState * n), met(r2::kNMet * n);

@@ -122,7 +122,7 @@ wsm5::Options with_re() {
 }  // namespace
 
 TEST(Wsm5Input, NaNNamesFieldAndIndex) {
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   Embedded e(k, 2);
   e.at3("qr", e.d.its + 3, e.d.kts + 7, e.d.jts + 2) = std::numeric_limits<float>::quiet_NaN();
@@ -149,7 +149,7 @@ TEST(Wsm5Input, NaNNamesFieldAndIndex) {
 }
 
 TEST(Wsm5Input, BoundsOutsideMemoryOrData) {
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   Embedded e(k, 1);
   WrfDims d = e.d;
@@ -182,7 +182,7 @@ TEST(Wsm5Input, BoundsOutsideMemoryOrData) {
 // refl_10cm is written on the tile only, and only when WRF would compute it (diagflag and
 // do_radar_ref == 1, wsm5 l.198-199); the microphysics is the same with or without it.
 TEST(Wsm5Input, RadarReflectivityOnlyWhenAskedAndOnTheTile) {
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   const Result plain = run_case(k, Backend::Cpu, Mode::Strict, false);
   Embedded e(k, 2);
@@ -219,7 +219,7 @@ TEST(Wsm5Input, RadarReflectivityOnlyWhenAskedAndOnTheTile) {
 
 // WRF memory with halos: only the tile is written, and results equal the dense run.
 TEST(Wsm5Layout, HaloUntouchedAndSameAsDense) {
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   const Result dense = run_case(k, Backend::Cpu, Mode::Strict);
   Embedded e(k, 3);
@@ -235,7 +235,7 @@ TEST(Wsm5Layout, HaloUntouchedAndSameAsDense) {
 
 // Running two sub-tiles gives the same as one tile (columns are independent).
 TEST(Wsm5Layout, SubTilesEqualWholeTile) {
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   Embedded a(k, 0), b(k, 0);
   wsm5::run(Backend::Cpu, Mode::Strict, k.c, a.d, k.delt, a.s);
@@ -320,7 +320,7 @@ TEST(Wsm5Gpu, SedimentationTeamsEqualOneThreadPerColumn) {
 // make saturation switch on or off in single cells (qc strict vs fast 7.9e-4 on the CPU).
 TEST(Wsm5Gpu, ManyLevelsTeamsEqualOneThreadPerColumn) {
   WRFGPU_REQUIRE_GPU();
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k0 = small_case();
   for (int split : {4, 40}) {
     Case k = k0;
@@ -376,7 +376,7 @@ TEST(Wsm5Gpu, ManyLevelsTeamsEqualOneThreadPerColumn) {
 // staged path.
 TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
   WRFGPU_REQUIRE_GPU();
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   const Result one = run_case(k, Backend::Gpu, Mode::Strict, true, true);
   for (int slabs : {1, 3}) {
@@ -422,7 +422,7 @@ TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
 // copied back, so every array is left as it was, whichever slab holds the bad value.
 TEST(Wsm5Gpu, BadInputNamedAndUntouchedPageableAndLocked) {
   WRFGPU_REQUIRE_GPU();
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   struct Bad { const char* field; int di, dk, dj; float v; const char* what; };
   const int last_j = (int)k.nj - 1;
@@ -471,7 +471,7 @@ TEST(Wsm5Gpu, BadInputNamedAndUntouchedPageableAndLocked) {
 
 TEST(Wsm5Gpu, HaloUntouchedSlabsAndBoth) {
   WRFGPU_REQUIRE_GPU();
-  if (!have_case()) GTEST_SKIP() << "test data missing";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   const Result one = run_case(k, Backend::Gpu, Mode::Strict);
   const Result one_refl = run_case(k, Backend::Gpu, Mode::Strict, true, true);

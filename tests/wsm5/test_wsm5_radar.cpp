@@ -264,7 +264,7 @@ TEST(Wsm5Radar, NoHydrometeorsIsMinus35) {
 // The column routine on WRF's own post-microphysics state (the capture's *_out fields, which
 // the reference build reproduces bit for bit) against WRF's refl_10cm for that state.
 TEST(Wsm5Radar, ColumnOnWrfStateEqualsWrf) {
-  if (!have_refl_data()) GTEST_SKIP() << "no " << kRefl;
+  ASSERT_TRUE(wrfgpu_test::data_present(kRefl, have_refl_data()));
   const Case k = load_case(wrfgpu_test::data_file(kCapture));
   NcFile cap(k.path), ref(wrfgpu_test::data_file(kRefl));
   const auto th = cap.read_float("th_out"), qv = cap.read_float("qv_out"),
@@ -301,7 +301,7 @@ TEST(Wsm5Radar, ColumnOnWrfStateEqualsWrf) {
 
 // The CPU backend end to end (microphysics, then reflectivity) against WRF on the capture.
 TEST(Wsm5Radar, CpuBackendAgainstWrf) {
-  if (!have_refl_data()) GTEST_SKIP() << "no " << kRefl;
+  ASSERT_TRUE(wrfgpu_test::data_present(kRefl, have_refl_data()));
   const Case k = load_case(wrfgpu_test::data_file(kCapture));
   NcFile ref(wrfgpu_test::data_file(kRefl));
   const auto wrf = ref.read_float("refl_10cm_out"), wrf_novec = ref.read_float("refl_10cm_out_novec");
@@ -342,7 +342,7 @@ TEST(Wsm5Radar, CpuBackendAgainstWrf) {
 // The end-to-end GPU-vs-CPU and GPU-vs-WRF figures are printed.
 TEST(Wsm5Radar, GpuMatchesCpu) {
   WRFGPU_REQUIRE_GPU();
-  if (!have_refl_data()) GTEST_SKIP() << "no " << kRefl;
+  ASSERT_TRUE(wrfgpu_test::data_present(kRefl, have_refl_data()));
   const Case k = load_case(wrfgpu_test::data_file(kCapture));
   NcFile ref(wrfgpu_test::data_file(kRefl));
   const auto wrf = ref.read_float("refl_10cm_out");
@@ -385,7 +385,7 @@ TEST(Wsm5Radar, GpuMatchesCpu) {
 // reference builds): strict and fast CPU against WRF's flags build.
 TEST(Wsm5Radar, SyntheticCasesAgainstWrf) {
   const auto files = data_files("wsm5_synth_");
-  if (files.empty()) GTEST_SKIP() << "no wsm5_synth_* reference files";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_*_wrfref.nc", !files.empty()));
   for (const auto& path : files) {
     const Case k = load_case(path);
     NcFile f(path);

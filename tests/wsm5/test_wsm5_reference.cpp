@@ -63,7 +63,7 @@ void compare_all(const Case& k, const Result& r, const std::string& suffix, doub
 // radar reflectivity (refl10cm_wsm5, double precision, glibc pow/exp/log10/csqrt/clog).
 TEST(Wsm5Reference, StrictBitwiseEqualsScalarWrfBuild) {
   const auto files = data_files("wsm5_synth_");
-  if (files.empty()) GTEST_SKIP() << "no wsm5_synth_* reference files in " << wrfgpu_test::data_dir();
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_*_wrfref.nc", !files.empty()));
   if (std::string(gnu_get_libc_version()) != "2.36")
     GTEST_SKIP() << "references made with glibc 2.36's libm; this is " << gnu_get_libc_version();
   for (const auto& path : files) {
@@ -81,7 +81,7 @@ TEST(Wsm5Reference, StrictBitwiseEqualsScalarWrfBuild) {
 
 TEST(Wsm5Reference, SyntheticCasesAgainstWrfStrictAndFast) {
   const auto files = data_files("wsm5_synth_");
-  if (files.empty()) GTEST_SKIP() << "no wsm5_synth_* reference files";
+  ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_*_wrfref.nc", !files.empty()));
   for (const auto& path : files) {
     const Case k = load_case(path);
     std::printf("%s (%zux%zux%zu, delt %g s)\n", path.c_str(), k.ni, k.nj, k.nk, k.delt);
@@ -107,7 +107,7 @@ TEST(Wsm5Reference, WrfCapturesCpuStrictAndFast) {
   for (const char* part : {"quarter_ss", "squall2d"})
     for (const auto& f : data_files(part))
       if (f.find("wsm5") != std::string::npos) files.push_back(f);
-  if (files.empty()) GTEST_SKIP() << "no quarter_ss_*wsm5* / squall2d_*wsm5* captures yet";
+  ASSERT_TRUE(wrfgpu_test::data_present("quarter_ss_*wsm5* / squall2d_*wsm5* captures", !files.empty()));
   for (const auto& path : files) {
     const Case k = load_case(path);
     std::printf("%s (%zux%zux%zu, delt %g s)\n", path.c_str(), k.ni, k.nj, k.nk, k.delt);
