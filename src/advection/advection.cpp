@@ -307,6 +307,17 @@ static Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = fa
       }
       const long first = first_bad(rc, d, sst);
       if (first != LONG_MAX) bad(rc.message(first));
+      // The column mass and the map factors divide the fluxes: zero or a negative value is
+      // not a state WRF can be in, and would give Inf or a sign-flipped flux without a message.
+      const std::string nm = n.name;
+      if (n.kind == 2 && (nm == "mut" || nm == "msftx" || nm == "msfty"))
+        for (const Box& b : n.boxes)
+          for (int j = b.j0; j <= b.j1; ++j)
+            for (int i = b.i0; i <= b.i1; ++i)
+              if (!(n.p[d.idx2(i, j)] > 0.f))
+                bad(nm + ": value " + std::to_string(n.p[d.idx2(i, j)]) + " at (i,j)=(" + std::to_string(i) +
+                    "," + std::to_string(j) + ") is not positive (" +
+                    (nm == "mut" ? "the column's dry-air mass" : "a map-scale factor") + ")");
     }
     p.tracers_unchecked = defer_tracers;
   }

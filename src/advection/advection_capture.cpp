@@ -70,8 +70,12 @@ AdvectCapture load_capture(const std::string& path, const CaptureWindow* window)
   c.field_old = rd("field_old", 1, true);
   c.ru = rd("ru", 0, true); c.rv = rd("rv", 0, true); c.rom = rd("rom", 0, true);
   c.mut = rd("mut", 0, false);
-  c.mub = nc.has_var("mub") ? rd("mub", 0, false) : std::vector<float>(cj * ci, 0.f);
-  c.mu_old = nc.has_var("mu_old") ? rd("mu_old", 0, false) : std::vector<float>(cj * ci, 0.f);
+  // mub and mu_old enter only advect_scalar_pd's mass (the limiter's (c1 mub + c2) + c1 mu_old);
+  // the unlimited scheme's captures need not hold them
+  if (c.pd || nc.has_var("mub")) c.mub = rd("mub", 0, false);
+  else c.mub.assign(cj * ci, 0.f);
+  if (c.pd || nc.has_var("mu_old")) c.mu_old = rd("mu_old", 0, false);
+  else c.mu_old.assign(cj * ci, 0.f);
   c.msftx = rd("msftx", 0, false); c.msfty = rd("msfty", 0, false);
   c.c1 = nc.read_float("c1", s1); c.c2 = nc.read_float("c2", s1);
   c.fzm = nc.read_float("fzm", s1); c.fzp = nc.read_float("fzp", s1); c.rdzw = nc.read_float("rdzw", s1);

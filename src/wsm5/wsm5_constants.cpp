@@ -9,6 +9,9 @@
 #include "wsm5_constants.h"
 
 #include <cmath>
+#include <string>
+
+#include "errors.h"
 
 // No contraction into FMA here, whatever the Makefile's flags: these values are compared
 // bitwise with gfortran's (which has no FMA on x86-64 baseline).
@@ -71,6 +74,19 @@ Constants wrf_model_constants() {
 
 Constants wsm5init(const Constants& base, float dens) {
   using namespace param;
+  // Every one of them is a positive physical constant; zero, a negative or a non-finite
+  // value (e.g. a fill value read where none was recorded) would turn the scheme's
+  // divisions and logarithms into NaN without any message.
+  const struct { const char* name; float v; } given[] = {
+      {"g", base.g}, {"cpd", base.cpd}, {"cpv", base.cpv}, {"rd", base.rd}, {"rv", base.rv},
+      {"t0c", base.t0c}, {"ep1", base.ep1}, {"ep2", base.ep2}, {"qmin", base.qmin},
+      {"xls", base.xls}, {"xlv0", base.xlv0}, {"xlf0", base.xlf0}, {"den0", base.den0},
+      {"denr", base.denr}, {"cliq", base.cliq}, {"cice", base.cice}, {"psat", base.psat},
+      {"dens", dens}};
+  for (const auto& g : given)
+    if (!(g.v > 0.f) || !std::isfinite(g.v))
+      throw InputError(std::string("wsm5init: constant '") + g.name + "' = " + std::to_string(g.v) +
+                       " is not a finite positive value");
   Constants c = base;
   c.dens = dens;
   const float den0 = base.den0, denr = base.denr, cl = base.cliq, cpv = base.cpv;

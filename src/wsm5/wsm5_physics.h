@@ -268,7 +268,9 @@ WRFGPU_HD void nislfv_find_kbkt(const Team& tm, int km, const A1& zi, const A1& 
       continue;
     }
     int kb = kb_lo;
-    while (!(zi(k) <= za(kb + 1))) ++kb;  // stops at km at the latest: zi(k) < za(km+1)
+    // stops at km at the latest for finite heights (zi(k) < za(km+1)); the bound keeps a
+    // column whose heights overflowed to NaN inside its arrays
+    while (kb < km && !(zi(k) <= za(kb + 1))) ++kb;
     int kt = kt_lo;
     while (kt <= km && !(zi(k + 1) <= za(kt))) ++kt;
     kb_lo = kb;
