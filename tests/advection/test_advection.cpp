@@ -254,7 +254,8 @@ TEST(AdvectionPhysics, PositiveDefiniteOnRandomFields) {
             const double ref = M * qmax + 1e-30;
             const double q = updated_mass(c, s, i, k, j);
             worst = std::min(worst, q / ref);
-            ASSERT_GE(q, -1e-5 * ref) << "seed " << seed << " s " << s << " (i,k,j)=(" << i << "," << k << "," << j << ")";
+            // observed down to -7.5e-8 of the local mass over these cases: float round-off
+            ASSERT_GE(q, -1e-6 * ref) << "seed " << seed << " s " << s << " (i,k,j)=(" << i << "," << k << "," << j << ")";
           }
     ++cases;
   }
@@ -327,7 +328,8 @@ TEST(AdvectionModes, FastCloseToStrict) {
   Cmp c = compare_tiles(a.tendency, b.tendency, a.d, 3, "fast");
   std::printf("[ fast     ] cpu fast vs strict: %zu of %zu cells differ, max abs %.3g (max |t| %.3g), plmv %.3g\n",
               c.differing, c.cells, c.max_abs, c.max_ref, c.max_plmv);
-  EXPECT_LT(c.max_abs, 1e-4 * c.max_ref);
+  // observed: 2.15e-6 at max |t| 14.1 (1.5e-7 relative): single-precision rounding only
+  EXPECT_LT(c.max_abs, 1e-6 * c.max_ref);
 }
 
 // ---- accumulate: WRF's INTENT(INOUT) tendency ------------------------------------------------
@@ -409,6 +411,18 @@ TEST(AdvectionApi, RejectsBadInput) {
     SynthCase c4 = make_synth(sp);
     c4.mut[c4.d.idx2(3, 3)] = INFINITY;
     expect_input_error(c4.inputs(), "mut: non-finite value at (i,j)=(3,3)");
+  }
+  // a column without dry-air mass, a zero or negative map factor: named with the value
+  {
+    SynthCase c8 = make_synth(sp);
+    c8.mut[c8.d.idx2(4, 5)] = 0.f;
+    expect_input_error(c8.inputs(), "mut: value 0.000000 at (i,j)=(4,5) is not positive");
+    SynthCase c9 = make_synth(sp);
+    c9.msfty[c9.d.idx2(6, 3)] = -1.f;
+    expect_input_error(c9.inputs(), "msfty: value -1.000000 at (i,j)=(6,3) is not positive");
+    SynthCase c10 = make_synth(sp);
+    c10.msftx[c10.d.idx2(5, 5)] = 0.f;
+    expect_input_error(c10.inputs(), "msftx: value 0.000000 at (i,j)=(5,5)", false);
   }
   // An interior tile: the pd scheme reads field 4 rows beyond the tile in j only over the
   // tile's i range +-1 (the second box of the cross). A NaN there is found; with NaNs in
@@ -541,8 +555,14 @@ TEST(AdvectionGpu, FastModeCloseToCpu) {
   AdvectInputs in = c.inputs();
   AdvectTimings t;
   run_pd(Backend::Both, Mode::Fast, in, &t);
-  std::printf("[ gpu fast ] max abs diff to cpu fast %.3g in %zu cells\n", t.both_max_abs_diff, t.both_cells_differing);
-  EXPECT_LT(t.both_max_abs_diff, 1e-3);
+  double tmax = 0;
+  for (float v : c.tendency) tmax = std::max(tmax, (double)std::fabs(v));
+  std::printf("[ gpu fast ] max abs diff to cpu fast %.3g in %zu cells (max |t| %.3g)\n", t.both_max_abs_diff,
+              t.both_cells_differing, tmax);
+  // Both fast builds contract and reorder differently (FMA on the GPU): single-precision
+  // rounding of the largest tendency, not a scheme difference (the strict builds are bitwise).
+  ASSERT_GT(tmax, 0);
+  EXPECT_LT(t.both_max_abs_diff, 2e-6 * tmax);
 }
 
 TEST(AdvectionGpu, BenchSmoke) {
@@ -552,20 +572,3 @@ TEST(AdvectionGpu, BenchSmoke) {
   EXPECT_GT(r.bytes_min, 0u);
 }
 
-// ---- benchmark figures of the two reference sizes (printed; the lead's wrfgpu_bench calls
-// bench_pd the same way) --------------------------------------------------------------------
-TEST(AdvectionGpu, BenchReport) {
-  WRFGPU_REQUIRE_GPU();
-  struct C { int nx, ny, nz, ns; } cs[2] = {{134, 110, 35, 81}, {425, 300, 35, 5}};
-  for (const C& c : cs)
-    for (Mode m : {Mode::Strict, Mode::Fast}) {
-      BenchResult r = bench_pd(Backend::Gpu, m, c.nx, c.ny, c.nz, c.ns, 3, m == Mode::Strict);
-      const AdvectTimings& t = r.best;
-      std::printf("[ bench    ] %s: total %.2f ms (kernel %.2f, H2D %.2f, D2H %.2f, pack %.2f; %d groups of %d), "
-                  "H2D %.1f MB, D2H %.1f MB, min traffic %.1f MB -> %.1f GB/s end-to-end, %.1f GB/s kernel; "
-                  "cpu(omp) %.1f ms\n",
-                  r.note.c_str(), t.total_ms, t.kernel_ms, t.h2d_ms, t.d2h_ms, t.pack_ms, t.groups,
-                  t.species_per_group, t.bytes_h2d / 1e6, t.bytes_d2h / 1e6, r.bytes_min / 1e6,
-                  r.bytes_min / 1e6 / t.total_ms, r.bytes_min / 1e6 / t.kernel_ms, r.cpu_ms);
-    }
-}

@@ -13,6 +13,7 @@
 #include "test_util.h"
 #include "verify.h"
 #include "wrf_dims.h"
+#include <cstdlib>
 
 using namespace wrfgpu;
 
@@ -29,6 +30,31 @@ TEST(Modes, ParseKnownAndRejectUnknown) {
     EXPECT_NE(std::string(e.what()).find("tpu"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_mode("ieee"), InputError);
+}
+
+// WRFGPU_BACKEND is how a WRF run picks the backend (the Fortran bridges read it).
+TEST(Modes, BackendFromEnvironment) {
+  const char* old = std::getenv("WRFGPU_BACKEND");
+  const std::string saved = old ? old : "";
+  unsetenv("WRFGPU_BACKEND");
+  EXPECT_EQ(backend_from_env(Backend::Gpu), Backend::Gpu);  // unset: the caller's default
+  setenv("WRFGPU_BACKEND", "", 1);
+  EXPECT_EQ(backend_from_env(Backend::Auto), Backend::Auto);  // empty: the same
+  setenv("WRFGPU_BACKEND", "cpu", 1);
+  EXPECT_EQ(backend_from_env(Backend::Gpu), Backend::Cpu);
+  setenv("WRFGPU_BACKEND", "both", 1);
+  EXPECT_EQ(backend_from_env(Backend::Cpu), Backend::Both);
+  setenv("WRFGPU_BACKEND", "GPU0", 1);
+  try {
+    backend_from_env(Backend::Cpu);
+    ADD_FAILURE() << "no error for WRFGPU_BACKEND=GPU0";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("WRFGPU_BACKEND"), std::string::npos) << m;
+    EXPECT_NE(m.find("GPU0"), std::string::npos) << m;
+  }
+  if (old) setenv("WRFGPU_BACKEND", saved.c_str(), 1);
+  else unsetenv("WRFGPU_BACKEND");
 }
 
 TEST(Modes, GpuRequestWithoutGpuIsAnErrorNotACpuRun) {
