@@ -16,6 +16,9 @@ for f in $files; do
   for np in 1 2 4; do
     timeout 300 mpirun --oversubscribe -np $np $drv "$f" --backend cpu --quiet \
       --write-outputs "$tmp/$b.np$np.nc" > "$tmp/$b.np$np.log" 2>&1
+    rc=$?
+    # the same answer must also be the right one: every file passes against WRF
+    [ $rc -eq 0 ] || { echo "  $np ranks: exit $rc"; tail -5 "$tmp/$b.np$np.log"; echo "FAIL $b"; fails=$((fails+1)); }
     # the table without the timing lines and the rank count in the summary
     grep -E "\| (ok|FAIL)$" "$tmp/$b.np$np.log" > "$tmp/$b.np$np.table"
   done
@@ -41,6 +44,8 @@ for f in test_data/ref_advect_pd_periodic.nc test_data/ref_advect_pd_specified.n
   for np in 1 2 4; do
     timeout 300 mpirun --oversubscribe -np $np $drv "$f" --backend cpu --quiet --steps 6 \
       --write-outputs "$tmp/$b.np$np.nc" > "$tmp/$b.np$np.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || { echo "  $np ranks: exit $rc"; tail -5 "$tmp/$b.np$np.log"; echo "FAIL $b"; fails=$((fails+1)); }
     ncdump -p 9,17 -v field_after_steps "$tmp/$b.np$np.nc" 2>/dev/null | sed '1,/^data:/d' > "$tmp/$b.np$np.dump"
   done
   same=1
