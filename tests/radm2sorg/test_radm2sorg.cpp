@@ -1,6 +1,7 @@
 // test_radm2sorg.cpp - RADM2SORG KPP chemistry: generator, mechanism tables, validation
 // against WRF-Chem's KPP Fortran (committed captures), conservation, GPU vs CPU.
 #include <gtest/gtest.h>
+#include <gnu/libc-version.h>
 
 #include <algorithm>
 #include <cmath>
@@ -200,7 +201,7 @@ struct Case {
   std::size_t ni = 0, nk = 0, nj = 0, n = 0;
   float dtstepc = 0;
   std::vector<float> state, met, ref_state, ref_vdrog3;
-  std::vector<int> ref_nstp, ref_ierr;
+  std::vector<int> ref_nstp, ref_nacc, ref_nrej, ref_nsng, ref_ierr;
   int p_nu0 = 2;
 };
 
@@ -229,21 +230,31 @@ Case load(const std::string& file) {
   }
   c.ref_vdrog3 = nc.read_float("vdrog3_out");
   if (nc.has_var("kpp_nstp_out")) {  // the harness files; WRF's own captures have no statistics
-    auto st = nc.read_double("kpp_nstp_out");
-    c.ref_nstp.assign(st.begin(), st.end());
-    auto ie = nc.read_double("kpp_ierr_out");
-    c.ref_ierr.assign(ie.begin(), ie.end());
+    auto get = [&](const char* v, std::vector<int>& to) {
+      auto x = nc.read_double(v);
+      to.assign(x.begin(), x.end());
+    };
+    get("kpp_nstp_out", c.ref_nstp);
+    get("kpp_nacc_out", c.ref_nacc);
+    get("kpp_nrej_out", c.ref_nrej);
+    get("kpp_nsng_out", c.ref_nsng);
+    get("kpp_ierr_out", c.ref_ierr);
   }
   c.p_nu0 = nc.att_int_or("p_nu0", 2);
   return c;
 }
 
-// Relative error of field f over cells whose reference exceeds 1 molecule cm-3.
+// Relative error of field f over cells whose reference exceeds 1 molecule cm-3 (and, when
+// `only` is given, for which only[q] holds). Below 1 molecule cm-3 a relative figure means
+// nothing: KPP's ATOL is 1 molecule cm-3, so the step-size control holds such values to an
+// absolute 1 molecule cm-3, not to RTOL (and many are round-off of 0).
 struct Err { double max_rel = 0, mean_rel = 0; std::size_t cells = 0, worst = 0; };
-Err field_error(const Case& c, const std::vector<float>& x, int f) {
+Err field_error(const Case& c, const std::vector<float>& x, int f,
+                const std::vector<char>* only = nullptr) {
   Err e;
   double sum = 0;
   for (std::size_t q = 0; q < c.n; ++q) {
+    if (only && !(*only)[q]) continue;
     const double conv = 1e-6 * (double)r2::kDens2conA * c.met[r2::kRho * c.n + q];
     const double ref = c.ref_state[f * c.n + q];
     if (ref * conv <= 1.0) continue;
@@ -265,60 +276,97 @@ int field_index(const char* name) {
 const char* kWrfChemCapture = "quarter_ss_chem_radm2sorg_kpp_d01_step0010_rank3.nc";
 const char* kKey[] = {"o3", "no", "no2", "ho", "ho2", "hno3", "hcho", "pan", "h2o2"};
 
-void validate(const std::string& file, double tol_key, double tol_all, double min_same_steps) {
+// The references (test_data/README_radm2sorg.md) were made by gfortran 12.2 on x86-64 Debian 12,
+// glibc 2.36. The strict CPU backend does WRF's sp/dp operations in the same order without FMA
+// and calls the same glibc exp/pow/log10/expf/powf, so with that C library it reproduces them
+// bit for bit. Another libm may round exp/pow differently in the last bit, which can flip a
+// step's acceptance (RTOL 1e-3) in a few cells.
+bool libm_of_the_references() {
+#if defined(__x86_64__)
+  return std::string(gnu_get_libc_version()) == "2.36";
+#else
+  return false;
+#endif
+}
+
+// CPU, strict double, against the Fortran reference. With the references' libm: the
+// integrator statistics (ISTATUS 3, 4, 5, 8) equal in every cell and every value (58 fields,
+// vdrog3, every cell, no exclusion) equal bit for bit; measured on both captures. With another
+// libm, the rule: the key species within 1e-5 relative where the step counts match
+// (>= 99 % of the cells) and within 1e-3 (RTOL) everywhere, over cells above 1 molecule cm-3.
+void validate(const std::string& file) {
   const std::string path = wrfgpu_test::data_file(file);
   ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   ASSERT_GE(c.n, 10000u);
+  ASSERT_EQ(c.ref_nstp.size(), c.n) << "the reference has no integrator statistics";
   for (int v : c.ref_ierr) ASSERT_EQ(v, 1);
   std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
   r2::Options o;
   o.backend = Backend::Cpu;
+  o.mode = Mode::Strict;
+  o.precision = r2::Precision::Double;
   o.dtstepc = c.dtstepc;
+  o.p_nu0 = c.p_nu0;
   r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
   EXPECT_TRUE(s.failures.empty());
-  std::size_t same = 0;
+  std::size_t same = 0, same_all = 0;
   long dsteps = 0;
+  std::vector<char> same_steps(c.n);
   for (std::size_t q = 0; q < c.n; ++q) {
-    same += s.nstp[q] == c.ref_nstp[q];
+    same_steps[q] = s.nstp[q] == c.ref_nstp[q];
+    same += same_steps[q];
+    same_all += same_steps[q] && s.nacc[q] == c.ref_nacc[q] && s.nrej[q] == c.ref_nrej[q] &&
+                s.nsng[q] == c.ref_nsng[q];
     dsteps += s.nstp[q] - c.ref_nstp[q];
   }
-  const double frac = (double)same / c.n;
-  std::printf("[%s] cells %zu, same step count %.4f, total step difference %ld\n", file.c_str(),
-              c.n, frac, dsteps);
-  EXPECT_GE(frac, min_same_steps);
+  std::size_t differ = 0;
+  for (std::size_t q = 0; q < st.size(); ++q) differ += st[q] != c.ref_state[q];
+  for (std::size_t q = 0; q < vd.size(); ++q) differ += vd[q] != c.ref_vdrog3[q];
+  const bool bitwise = libm_of_the_references();
+  std::printf("[%s] cells %zu, same step count %.4f (Nstp, Nacc, Nrej, Nsng all equal in %zu), "
+              "total step difference %ld; %zu of %zu values differ (glibc %s%s)\n",
+              file.c_str(), c.n, (double)same / c.n, same_all, dsteps, differ,
+              st.size() + vd.size(), gnu_get_libc_version(),
+              bitwise ? ", the references' libm: bitwise expected" : ", not the references' libm");
   for (const char* k : kKey) {
     const int f = field_index(k);
     ASSERT_GE(f, 0) << k;
-    Err e = field_error(c, st, f);
-    std::printf("  %-5s max rel %.3e mean rel %.3e (%zu cells)\n", k, e.max_rel, e.mean_rel, e.cells);
-    EXPECT_LE(e.max_rel, tol_key) << k << " worst cell " << e.worst;
+    const Err e = field_error(c, st, f);
+    const Err m = field_error(c, st, f, &same_steps);
+    std::printf("  %-5s max rel %.3e mean rel %.3e (%zu cells); same step count: max rel %.3e\n", k,
+                e.max_rel, e.mean_rel, e.cells, m.max_rel);
+    if (!bitwise) {
+      EXPECT_LE(m.max_rel, 1e-5) << k << " worst cell " << m.worst;
+      EXPECT_LE(e.max_rel, 1e-3) << k << " worst cell " << e.worst;
+    }
   }
   double worst = 0;
-  std::string wname;
+  std::string wname = "-";
   for (int f = 0; f < r2::kNState; ++f) {
     Err e = field_error(c, st, f);
     if (e.max_rel > worst) { worst = e.max_rel; wname = r2::state_names()[f]; }
   }
   std::printf("  all 58 state fields: max rel %.3e (%s)\n", worst, wname.c_str());
-  EXPECT_LE(worst, tol_all) << wname;
-  // vdrog3 (ldrog, sn, bt, we) vs ours (field-major over the same cell order)
+  // vdrog3 (ppmv, oconv*PRDROG*DTSTEPC: the same 1 molecule cm-3 rule); 6 of the 17 are 0
   double vmax = 0;
   for (int n = 0; n < r2::kLdrog; ++n)
     for (std::size_t q = 0; q < c.n; ++q) {
+      const double conv = 1e-6 * (double)r2::kDens2conA * c.met[r2::kRho * c.n + q];
       const double ref = c.ref_vdrog3[n * c.n + q];
-      if (ref > 1e-12) vmax = std::max(vmax, std::fabs(vd[n * c.n + q] - ref) / ref);
+      if (ref * conv > 1.0) vmax = std::max(vmax, std::fabs(vd[n * c.n + q] - ref) / ref);
     }
   std::printf("  vdrog3 max rel %.3e\n", vmax);
-  EXPECT_LE(vmax, tol_all);
+  if (bitwise) {
+    EXPECT_EQ(same_all, c.n) << "integrator statistics differ from the Fortran's";
+    EXPECT_EQ(differ, 0u) << "values differ from the Fortran's";
+  } else {
+    EXPECT_GE((double)same / c.n, 0.99);
+  }
 }
 
-TEST(Radm2sorgValidation, ColdStartMatchesWrfFortran) {
-  validate("radm2sorg_cold_40x15x20.nc", 1e-5, 1e-4, 0.99);
-}
-TEST(Radm2sorgValidation, WarmStartMatchesWrfFortran) {
-  validate("radm2sorg_warm_40x15x20.nc", 1e-5, 1e-4, 0.99);
-}
+TEST(Radm2sorgValidation, ColdStartMatchesWrfFortran) { validate("radm2sorg_cold_40x15x20.nc"); }
+TEST(Radm2sorgValidation, WarmStartMatchesWrfFortran) { validate("radm2sorg_warm_40x15x20.nc"); }
 
 // A call captured inside WRF-Chem itself (em_quarter_ss with chem_opt = 106, test_data/README.md):
 // WRF's radm2sorg_interface keeps KPP's CO2 from one cell to the next (it never loads it), and
@@ -382,56 +430,65 @@ TEST(Radm2sorgValidation, WrfChemCaptureDefaultOrderWithinRtol) {
 }
 
 // Total N and S per cell are conserved by the integration (Rosenbrock methods preserve
-// linear invariants; KPP's sp coefficients such as 0.036+0.964 and the final sp rounding
-// limit it to ~1e-6).
+// linear invariants; KPP's single-precision coefficients balance each reaction to 3e-8, e.g.
+// HNO4+hv = 0.65 (HO2+NO2) + 0.35 (OH+NO3), and the output is rounded to sp, 6e-8 relative).
+// Measured on the CPU: N 5.0e-8 / 4.8e-8 and S 5.9e-8 / 5.9e-8 (cold / warm); the bound 2e-7
+// leaves a factor 3.
 TEST(Radm2sorgValidation, CellsConserveNitrogenAndSulphur) {
-  const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
-  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
-  Case c = load(path);
-  std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
-  r2::Options o;
-  o.dtstepc = c.dtstepc;
-  r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
-  const auto sn = r2::state_names();
-  std::vector<int> nN(r2::kNState), nS(r2::kNState);
-  for (int f = 0; f < r2::kNState; ++f) {
-    std::string u = sn[f];
-    for (auto& ch : u) ch = (char)std::toupper(ch);
-    nN[f] = n_atoms(u);
-    nS[f] = s_atoms(u);
-  }
-  double worstN = 0, worstS = 0;
-  for (std::size_t q = 0; q < c.n; ++q) {
-    double n0 = 0, n1 = 0, s0 = 0, s1 = 0;
+  for (const char* file : {"radm2sorg_cold_40x15x20.nc", "radm2sorg_warm_40x15x20.nc"}) {
+    const std::string path = wrfgpu_test::data_file(file);
+    ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
+    Case c = load(path);
+    std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+    r2::Options o;
+    o.backend = Backend::Cpu;
+    o.dtstepc = c.dtstepc;
+    r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
+    const auto sn = r2::state_names();
+    std::vector<int> nN(r2::kNState), nS(r2::kNState);
     for (int f = 0; f < r2::kNState; ++f) {
-      n0 += nN[f] * (double)c.state[f * c.n + q];
-      n1 += nN[f] * (double)st[f * c.n + q];
-      s0 += nS[f] * (double)c.state[f * c.n + q];
-      s1 += nS[f] * (double)st[f * c.n + q];
+      std::string u = sn[f];
+      for (auto& ch : u) ch = (char)std::toupper(ch);
+      nN[f] = n_atoms(u);
+      nS[f] = s_atoms(u);
     }
-    worstN = std::max(worstN, std::fabs(n1 - n0) / n0);
-    worstS = std::max(worstS, std::fabs(s1 - s0) / s0);
+    double worstN = 0, worstS = 0;
+    for (std::size_t q = 0; q < c.n; ++q) {
+      double n0 = 0, n1 = 0, s0 = 0, s1 = 0;
+      for (int f = 0; f < r2::kNState; ++f) {
+        n0 += nN[f] * (double)c.state[f * c.n + q];
+        n1 += nN[f] * (double)st[f * c.n + q];
+        s0 += nS[f] * (double)c.state[f * c.n + q];
+        s1 += nS[f] * (double)st[f * c.n + q];
+      }
+      worstN = std::max(worstN, std::fabs(n1 - n0) / n0);
+      worstS = std::max(worstS, std::fabs(s1 - s0) / s0);
+    }
+    std::printf("[%s] max relative change per cell: N %.3e, S %.3e\n", file, worstN, worstS);
+    EXPECT_LT(worstN, 2e-7) << file;
+    EXPECT_LT(worstS, 2e-7) << file;
   }
-  std::printf("max relative change per cell: N %.3e, S %.3e\n", worstN, worstS);
-  EXPECT_LT(worstN, 2e-6);
-  EXPECT_LT(worstS, 2e-6);
 }
 
+// Float precision of the Rosenbrock state and linear algebra (time, H and the error norm stay
+// double), warm capture, against the Fortran's double: measured 0 failed cells, O3 mean rel
+// 7.2e-8 (max 6.8e-7); the mean's bound is about 10 times that.
 TEST(Radm2sorgValidation, FloatPrecisionOptionRuns) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
   ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
   r2::Options o;
+  o.backend = Backend::Cpu;
   o.dtstepc = c.dtstepc;
   o.precision = r2::Precision::Float;
   o.throw_on_failure = false;
   r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
   std::printf("float: %zu failed cells\n", s.failures.size());
-  EXPECT_LE(s.failures.size(), c.n / 100);
+  EXPECT_EQ(s.failures.size(), 0u);
   Err e = field_error(c, st, field_index("o3"));
   std::printf("float: o3 max rel %.3e mean rel %.3e\n", e.max_rel, e.mean_rel);
-  EXPECT_LE(e.mean_rel, 1e-3);
+  EXPECT_LE(e.mean_rel, 7e-7);
 }
 
 TEST(Radm2sorgApi, FailedCellsAreReported) {
@@ -828,7 +885,37 @@ TEST(Radm2sorgTeam, SchedulesAreIndependent) {
 }
 
 // ------------------------------------------------------------------------------------------
-// 4. GPU vs CPU (same header code; CUDA libm and no x87 -> close, not bitwise)
+// 4. GPU vs CPU (same header code; CUDA's exp/pow/log10 are not glibc's -> close, not bitwise)
+
+// GPU (strict double) against the CPU backend on the same cells: relative difference over the
+// values above 1 molecule cm-3 (the rule of field_error: KPP's ATOL), of the 58 state fields
+// and of vdrog3, and the integrator statistics per cell. Measured (docs/radm2sorg.md section 5,
+// cold capture): 6.7e-7 with the same step sequences in every cell; the bound is 1e-6.
+// vdrog3 is sums of positive rate x concentration products of the same state (no
+// cancellation): it cannot differ more than the state does.
+constexpr double kGpuVsCpu = 1e-6;
+struct GpuVsCpu { double state = 0, vdrog3 = 0; std::size_t steps_differ = 0; };
+GpuVsCpu gpu_vs_cpu(std::size_t n, const float* met, const std::vector<float>& cpu,
+                    const std::vector<float>& vcpu, const r2::Stats& scpu,
+                    const std::vector<float>& gpu, const std::vector<float>& vgpu,
+                    const r2::Stats& sgpu) {
+  GpuVsCpu r;
+  auto rel = [&](const std::vector<float>& a, const std::vector<float>& b, std::size_t nf) {
+    double w = 0;
+    for (std::size_t q = 0; q < nf * n; ++q) {
+      const double conv = 1e-6 * (double)r2::kDens2conA * met[r2::kRho * n + q % n];
+      if ((double)a[q] * conv > 1.0)
+        w = std::max(w, std::fabs((double)b[q] - a[q]) / std::fabs((double)a[q]));
+    }
+    return w;
+  };
+  r.state = rel(cpu, gpu, r2::kNState);
+  r.vdrog3 = rel(vcpu, vgpu, r2::kLdrog);
+  for (std::size_t q = 0; q < n; ++q)
+    r.steps_differ += sgpu.nstp[q] != scpu.nstp[q] || sgpu.nacc[q] != scpu.nacc[q] ||
+                      sgpu.nrej[q] != scpu.nrej[q];
+  return r;
+}
 
 TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
   WRFGPU_REQUIRE_GPU();
@@ -837,8 +924,10 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
   Case c = load(path);
   std::vector<float> cpu = c.state, vdc(r2::kLdrog * c.n, 0.f);
   r2::Options o;
+  o.backend = Backend::Cpu;
+  o.mode = Mode::Strict;
   o.dtstepc = c.dtstepc;
-  r2::run_dense(o, c.n, cpu.data(), c.met.data(), vdc.data());
+  const r2::Stats scpu = r2::run_dense(o, c.n, cpu.data(), c.met.data(), vdc.data());
   std::vector<float> warp_result;
   std::vector<int> warp_nstp;
   for (int variant = 0; variant < 3; ++variant) {
@@ -849,16 +938,17 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
     o.gpu_kernel = variant == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
     r2::Stats s = r2::run_dense(o, c.n, gpu.data(), c.met.data(), vdg.data());
     EXPECT_TRUE(s.failures.empty());
-    double worst = 0;
-    for (std::size_t q = 0; q < cpu.size(); ++q) {
-      const double conv = 1e-6 * (double)r2::kDens2conA * c.met[r2::kRho * c.n + q % c.n];
-      if (cpu[q] * conv > 1.0) worst = std::max(worst, (double)std::fabs(gpu[q] - cpu[q]) / std::fabs((double)cpu[q]));
-    }
-    std::printf("GPU (%s) vs CPU: max rel %.3e; H2D %.3f kernel %.3f D2H %.3f of %.3f ms\n",
+    EXPECT_EQ(s.backend_used, Backend::Gpu);
+    const GpuVsCpu d = gpu_vs_cpu(c.n, c.met.data(), cpu, vdc, scpu, gpu, vdg, s);
+    std::printf("GPU (%s) vs CPU: max rel %.3e, vdrog3 %.3e, %zu of %zu cells with other step "
+                "counts; H2D %.3f kernel %.3f D2H %.3f of %.3f ms\n",
                 variant == 0 ? "warp per cell" : variant == 1 ? "thread per cell, cell innermost"
-                                                              : "thread per cell, cell outermost", worst,
-                s.gpu_h2d_ms, s.gpu_kernel_ms, s.gpu_d2h_ms, s.seconds * 1e3);
-    EXPECT_LE(worst, 1e-4);
+                                                              : "thread per cell, cell outermost",
+                d.state, d.vdrog3, d.steps_differ, c.n, s.gpu_h2d_ms, s.gpu_kernel_ms,
+                s.gpu_d2h_ms, s.seconds * 1e3);
+    EXPECT_LE(d.state, kGpuVsCpu);
+    EXPECT_LE(d.vdrog3, kGpuVsCpu);
+    EXPECT_EQ(d.steps_differ, 0u) << "step sequences differ from the CPU's";
     // Strict mode: the warp's team integrator does the thread's operations in the same
     // order (the same CUDA libm in the rate constants): bitwise the same.
     if (variant == 0) {
@@ -1009,8 +1099,16 @@ TEST(Radm2sorgGpu, WarpKernelEveryMethod) {
   }
 }
 
-// Layout measurement (the lead's bench calls r2::bench_layouts the same way): the warm and the
-// cold captures replicated to 240,000 cells; kernel time of each layout and precision.
+// Layout measurement (the benchmark calls r2::bench_layouts the same way): the warm and the
+// cold captures replicated to 240,000 cells; kernel time of each layout and precision. The
+// times are printed, not asserted (they are the figures of docs/radm2sorg.md section 5).
+// bench_layouts returns times only, so what its six variants compute is checked here by
+// running the same batch through run_dense with each variant (strict mode): every replica of
+// a cell gives the replica-0 bits (cells are independent), the three variants give the same
+// bits and step counts in each precision (the layouts are the same code with another stride;
+// the warp kernel does the thread kernel's operations in the same order: `CpuTeam*` and
+// `WarpKernelEveryMethod`), and in double the batch is within kGpuVsCpu of the CPU backend on
+// the capture, with the same step counts.
 TEST(Radm2sorgGpu, LayoutBenchmark) {
   WRFGPU_REQUIRE_GPU();
   for (const char* file : {"radm2sorg_warm_40x15x20.nc", "radm2sorg_cold_40x15x20.nc"}) {
@@ -1030,6 +1128,78 @@ TEST(Radm2sorgGpu, LayoutBenchmark) {
       std::printf("[%s x%zu = %zu cells] %-32s kernel %9.2f ms  %.3e cells/s\n", file, rep, n,
                   x.variant.c_str(), x.kernel_ms, x.cells_per_s);
     ASSERT_EQ(t.size(), 6u);
+    for (std::size_t v = 0; v < t.size(); ++v) {
+      EXPECT_GT(t[v].kernel_ms, 0.0) << t[v].variant;
+      EXPECT_NEAR(t[v].cells_per_s * t[v].kernel_ms * 1e-3, (double)n, 1e-6 * n) << t[v].variant;
+      for (std::size_t u = 0; u < v; ++u) EXPECT_NE(t[u].variant, t[v].variant);
+    }
+
+    std::vector<float> cpu = c.state, vcpu(r2::kLdrog * c.n, 0.f);
+    r2::Options oc;
+    oc.backend = Backend::Cpu;
+    oc.dtstepc = c.dtstepc;
+    const r2::Stats scpu = r2::run_dense(oc, c.n, cpu.data(), c.met.data(), vcpu.data());
+    for (const auto prec : {r2::Precision::Double, r2::Precision::Float}) {
+      std::vector<float> first, vfirst;
+      std::vector<int> first_nstp;
+      for (int v = 0; v < 3; ++v) {
+        const std::string& vname = t[(prec == r2::Precision::Float ? 3 : 0) + v].variant;
+        r2::Options o;
+        o.backend = Backend::Gpu;
+        o.mode = Mode::Strict;
+        o.dtstepc = c.dtstepc;
+        o.precision = prec;
+        o.gpu_kernel = v == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
+        o.layout = v == 2 ? r2::Layout::CellOutermost : r2::Layout::CellInnermost;
+        std::vector<float> out = st, vd(r2::kLdrog * n, 0.f);
+        const r2::Stats s = r2::run_dense(o, n, out.data(), met.data(), vd.data());
+        EXPECT_TRUE(s.failures.empty()) << vname;
+        std::size_t replica_differ = 0, variant_differ = 0, steps_differ = 0;
+        for (int f = 0; f < r2::kNState; ++f)
+          for (std::size_t r = 1; r < rep; ++r)
+            for (std::size_t q = 0; q < c.n; ++q)
+              replica_differ += out[f * n + r * c.n + q] != out[f * n + q];
+        for (int f = 0; f < r2::kLdrog; ++f)
+          for (std::size_t r = 1; r < rep; ++r)
+            for (std::size_t q = 0; q < c.n; ++q)
+              replica_differ += vd[f * n + r * c.n + q] != vd[f * n + q];
+        for (std::size_t r = 1; r < rep; ++r)
+          for (std::size_t q = 0; q < c.n; ++q) steps_differ += s.nstp[r * c.n + q] != s.nstp[q];
+        if (v == 0) {
+          first = out;
+          vfirst = vd;
+          first_nstp = s.nstp;
+        } else {
+          for (std::size_t q = 0; q < out.size(); ++q) variant_differ += out[q] != first[q];
+          for (std::size_t q = 0; q < vd.size(); ++q) variant_differ += vd[q] != vfirst[q];
+          EXPECT_EQ(s.nstp, first_nstp) << vname;
+        }
+        std::printf("[%s] %s: replicas differ from the first in %zu values (%zu step counts); "
+                    "%zu values differ from the warp kernel's\n", file, vname.c_str(),
+                    replica_differ, steps_differ, variant_differ);
+        EXPECT_EQ(replica_differ, 0u) << vname;
+        EXPECT_EQ(steps_differ, 0u) << vname;
+        EXPECT_EQ(variant_differ, 0u) << vname;
+        if (prec == r2::Precision::Double && v == 0) {
+          // replica 0 (the capture's cells) against the CPU backend
+          std::vector<float> g0(r2::kNState * c.n), vg0(r2::kLdrog * c.n);
+          for (int f = 0; f < r2::kNState; ++f)
+            std::copy(out.begin() + f * n, out.begin() + f * n + c.n, g0.begin() + f * c.n);
+          for (int f = 0; f < r2::kLdrog; ++f)
+            std::copy(vd.begin() + f * n, vd.begin() + f * n + c.n, vg0.begin() + f * c.n);
+          r2::Stats s0;
+          s0.nstp.assign(s.nstp.begin(), s.nstp.begin() + c.n);
+          s0.nacc.assign(s.nacc.begin(), s.nacc.begin() + c.n);
+          s0.nrej.assign(s.nrej.begin(), s.nrej.begin() + c.n);
+          const GpuVsCpu d = gpu_vs_cpu(c.n, c.met.data(), cpu, vcpu, scpu, g0, vg0, s0);
+          std::printf("[%s] double, %zu-cell batch, its first %zu cells vs CPU: max rel %.3e, vdrog3 %.3e, %zu "
+                      "cells with other step counts\n", file, n, c.n, d.state, d.vdrog3, d.steps_differ);
+          EXPECT_LE(d.state, kGpuVsCpu);
+          EXPECT_LE(d.vdrog3, kGpuVsCpu);
+          EXPECT_EQ(d.steps_differ, 0u);
+        }
+      }
+    }
   }
 }
 
