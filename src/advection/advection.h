@@ -89,7 +89,7 @@ void run_unlimited(Backend backend, Mode mode, const AdvectInputs& in,
 // Validation alone (what run_* do first); throws InputError naming the problem.
 void validate(const AdvectInputs& in, bool pd);
 
-// Benchmark helper for the lead's wrfgpu_bench: builds a synthetic moist-like case of
+// Benchmark helper for wrfgpu_bench: builds a synthetic moist-like case of
 // nspec tracers on an nx x ny x nz domain (periodic in x, specified in y... see advection.md),
 // runs the pd scheme `reps` times and reports the best timings. bytes_min is the minimum DRAM
 // traffic of one call (tracer inputs read once, tendency written once, met fields once).

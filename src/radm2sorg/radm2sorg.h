@@ -100,7 +100,7 @@ Stats run_wrf(const Options& opt, WrfArrays& a);
 std::vector<std::string> state_names();  // kNState WRF names
 std::vector<std::string> met_names();    // qv, t_phy, p_phy, rho_phy, ph_*
 
-// Layout measurement for the lead's benchmark: runs the same batch on the GPU with both
+// Layout measurement for the benchmark (wrfgpu_bench): runs the same batch on the GPU with both
 // layouts (and both precisions when asked); returns one line per variant with the kernel
 // time in ms. Throws RuntimeError without a GPU.
 struct LayoutTiming {
