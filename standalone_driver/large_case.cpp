@@ -1,6 +1,9 @@
 #include "large_case.h"
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <memory>
+#include <unistd.h>
 #include <vector>
 #include "capture_io.h"
 #include "errors.h"
@@ -24,24 +27,111 @@ bool is_mixing_ratio(const std::string& v) {
 
 }  // namespace
 
-void make_large_case(const std::string& in_path, const std::string& out_path, const LargeCaseSpec& spec) {
-  NcFile src(in_path);
-  int its = src.att_int("its"), ite = src.att_int("ite"), jts = src.att_int("jts"), jte = src.att_int("jte");
-  int kts = src.att_int("kts"), kte = src.att_int("kte");
-  // Tiles are made from the captured tile's mass points only: a stored halo (advection) and
-  // WRF's staggered end column (ite = ide) hold boundary values or nothing defined, which
-  // must not be copied into the interior of the large domain. The large case's halo is the
-  // mirror image of its own edge.
-  const int ie = std::min(ite, src.att_int("ide") - 1), je = std::min(jte, src.att_int("jde") - 1);
-  const int ri0 = src.att_int_or("region_i0", its), rj0 = src.att_int_or("region_j0", jts);
-  int ni0 = ie - its + 1, nj0 = je - jts + 1;
-  // kte may be the staggered top (advection): mass levels are then kte-kts.
-  int nk0 = src.att_int("kde") == kte && src.att_string("kernel") == "advect_scalar_pd" ? kte - kts : kte - kts + 1;
-  int di = spec.ni - ni0, dj = spec.nj - nj0, dk = spec.nk - nk0;
-  if (spec.ni < 1 || spec.nj < 1 || spec.nk < 2)
-    throw InputError("make_large_case: sizes must be at least 1x1x2");
+namespace {
 
-  NcFile out(out_path, true);
+// How the tile grows: the new size minus the captured tile's mass points in i, j and k.
+// Tiles are made from the captured tile's mass points only: a stored halo (advection) and
+// WRF's staggered end column (ite = ide) hold boundary values or nothing defined, which
+// must not be copied into the interior of the large domain. The large case's halo is the
+// mirror image of its own edge.
+struct Growth {
+  int its, jts, ri0, rj0, ni0, nj0, nk0;  // the captured tile and where its region starts
+  long di, dj, dk;
+};
+Growth growth(const NcFile& src, const LargeCaseSpec& spec) {
+  Growth g;
+  g.its = src.att_int("its");
+  g.jts = src.att_int("jts");
+  const int ite = src.att_int("ite"), jte = src.att_int("jte"), kts = src.att_int("kts"), kte = src.att_int("kte");
+  const int ie = std::min(ite, src.att_int("ide") - 1), je = std::min(jte, src.att_int("jde") - 1);
+  g.ri0 = src.att_int_or("region_i0", g.its);
+  g.rj0 = src.att_int_or("region_j0", g.jts);
+  g.ni0 = ie - g.its + 1;
+  g.nj0 = je - g.jts + 1;
+  // kte may be the staggered top (advection): mass levels are then kte-kts.
+  g.nk0 = src.att_int("kde") == kte && src.att_string("kernel") == "advect_scalar_pd" ? kte - kts : kte - kts + 1;
+  // Tiles are read through mirror(): the tile must be non-empty and inside the stored region.
+  const long nwe = (long)src.dim_len("west_east"), nsn = (long)src.dim_len("south_north");
+  if (g.ni0 < 1 || g.nj0 < 1 || g.nk0 < 1 || g.its < g.ri0 || g.jts < g.rj0 ||
+      g.its - g.ri0 + g.ni0 > nwe || g.jts - g.rj0 + g.nj0 > nsn)
+    throw InputError(src.path() + ": tile bounds its..ite, jts..jte, kts..kte (" + std::to_string(g.ni0) + "x" +
+                     std::to_string(g.nj0) + "x" + std::to_string(g.nk0) +
+                     " mass points) do not lie inside the stored dimensions west_east, south_north (" +
+                     std::to_string(nwe) + "x" + std::to_string(nsn) + ")");
+  g.di = (long)spec.ni - g.ni0;
+  g.dj = (long)spec.nj - g.nj0;
+  g.dk = (long)spec.nk - g.nk0;
+  return g;
+}
+
+// The new extent of each dimension of a variable.
+std::vector<std::size_t> new_shape(const std::vector<std::string>& dims, const std::vector<std::size_t>& shape,
+                                   const Growth& g, const LargeCaseSpec& spec, const std::string& v) {
+  std::vector<std::size_t> n = shape;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    long len = (long)shape[d];
+    if (dims[d] == "west_east") len += g.di;
+    else if (dims[d] == "south_north") len += g.dj;
+    else if (dims[d] == "bottom_top" || dims[d] == "bottom_top_stag") len += g.dk;
+    else if (dims[d] == "scalar" && spec.nscalar > 0) len = spec.nscalar;
+    if (len < 1) throw InputError("make_large_case: size too small for " + v);
+    n[d] = (std::size_t)len;
+  }
+  return n;
+}
+
+void write_case(const NcFile& src, NcFile& out, const std::string& in_path, const LargeCaseSpec& spec);
+
+}  // namespace
+
+void make_large_case(const std::string& in_path, const std::string& out_path, const LargeCaseSpec& spec) {
+  // 1 + A sin cos is positive only for A < 1 (a larger A makes negative mixing ratios).
+  if (!(spec.perturbation >= 0 && spec.perturbation < 1))
+    throw InputError("make_large_case: perturbation " + std::to_string(spec.perturbation) +
+                     " is outside [0, 1) (mixing ratios would turn negative)");
+  if (spec.ni < 1 || spec.nj < 1 || spec.nk < 2 || spec.nscalar < 0)
+    throw InputError("make_large_case: sizes must be at least 1x1x2 and the tracer count >= 0");
+  NcFile src(in_path);
+  const Growth g = growth(src, spec);
+  // Each variable is built whole in memory (8 bytes per value, and 4 more for NetCDF's
+  // conversion to float): refuse before writing anything when the largest would not fit.
+  double worst = 0;
+  std::string worst_var;
+  for (const auto& v : src.var_names()) {
+    if (v.size() > 4 && v.compare(v.size() - 4, 4, "_out") == 0) continue;  // not written
+    auto shape = src.var_shape(v);
+    auto nshape = new_shape(src.var_dim_names(v), shape, g, spec, v);
+    double in = 1, n = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) { in *= shape[d]; n *= nshape[d]; }
+    if (8 * in + 12 * n > worst) { worst = 8 * in + 12 * n; worst_var = v; }
+  }
+  const double have = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  if (have > 0 && worst > 0.8 * have) {
+    char b[160];
+    std::snprintf(b, sizeof b, " needs about %.1f GiB of memory for variable '%s'; this machine has %.1f GiB",
+                  worst / 1073741824.0, worst_var.c_str(), have / 1073741824.0);
+    throw InputError("make_large_case: size " + std::to_string(spec.ni) + "x" + std::to_string(spec.nj) + "x" +
+                     std::to_string(spec.nk) + b);
+  }
+  // Nothing half-written is left behind: a failure after the file was created removes it
+  // (a failure to create it leaves whatever is at that path alone).
+  std::unique_ptr<NcFile> out(new NcFile(out_path, true));
+  try {
+    write_case(src, *out, in_path, spec);
+    out.reset();
+  } catch (...) {
+    out.reset();
+    std::remove(out_path.c_str());
+    throw;
+  }
+}
+
+namespace {
+
+void write_case(const NcFile& src, NcFile& out, const std::string& in_path, const LargeCaseSpec& spec) {
+  const Growth g = growth(src, spec);
+  const int its = g.its, jts = g.jts, ri0 = g.ri0, rj0 = g.rj0, ni0 = g.ni0, nj0 = g.nj0, nk0 = g.nk0;
+  const long di = g.di, dj = g.dj, dk = g.dk;
   out.set_deflate(spec.deflate);
   for (auto& a : src.global_att_names()) out.copy_att(src, a);
   for (const char* e : {"ite", "ide"}) out.put_att_int(e, src.att_int(e) + di);
@@ -59,15 +149,8 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
     if (v.size() > 4 && v.compare(v.size() - 4, 4, "_out") == 0) continue;  // WRF outputs dropped
     auto dims = src.var_dim_names(v);
     auto shape = src.var_shape(v);
-    std::vector<std::size_t> nshape = shape;
-    for (std::size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d] == "west_east") nshape[d] = shape[d] + di;
-      else if (dims[d] == "south_north") nshape[d] = shape[d] + dj;
-      else if (dims[d] == "bottom_top" || dims[d] == "bottom_top_stag") nshape[d] = shape[d] + dk;
-      else if (dims[d] == "scalar" && spec.nscalar > 0) nshape[d] = spec.nscalar;
-      if ((long)nshape[d] < 1) throw InputError("make_large_case: size too small for " + v);
-      out.def_dim(dims[d], nshape[d]);
-    }
+    std::vector<std::size_t> nshape = new_shape(dims, shape, g, spec, v);
+    for (std::size_t d = 0; d < dims.size(); ++d) out.def_dim(dims[d], nshape[d]);
     bool dbl = src.var_is_double(v);
     out.def_var(v, dbl, dims, src.att_string_or("units", "", v), src.att_string_or("description", "", v));
     auto data = src.read_double(v);
@@ -130,7 +213,7 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
       double val = (1 - w) * data[base_lo] + w * data[base_hi];
       val *= zscale;
       if (perturb) {
-        // smooth in i and j, period ~ two source tiles, never negative
+        // smooth in i and j, period ~ two source tiles; positive since 0 <= A < 1
         double x = 0, y = 0;
         for (std::size_t d = 0; d < nd_dims; ++d) {
           if (kind[d] == kWE) x = double(idx[d]) / (2.0 * shape[d]);
@@ -144,5 +227,7 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
     out.put_double(v, nd);
   }
 }
+
+}  // namespace
 
 }  // namespace wrfgpu

@@ -38,6 +38,10 @@ struct OutputField {
   std::vector<std::size_t> shape;   // e.g. {south_north, bottom_top, west_east} of the patch
   std::vector<float> data;
   bool compare_plmv = true;         // 3-D fields get the per-level mean variance
+  // Pass/fail by the largest cell difference instead (surface fields, where a level mean is
+  // one number): max|ref - x| <= max_abs + max_abs_ulps * FLT_EPSILON * max|ref|. The second
+  // term allows float rounding of an accumulated total. max_abs < 0: no such rule.
+  double max_abs = -1, max_abs_ulps = 0;
   double level_floor = 0;           // level means below this count as zero levels (verify.h)
   double level_cancel = 0;          // skip levels whose mean is a cancellation (verify.h)
   std::size_t off_i = 0, off_j = 0; // the patch's offset within the capture's full field

@@ -16,6 +16,17 @@ class Radm2sorgReplay : public Replay {
  public:
   Radm2sorgReplay(const NcFile& f, const Patch& patch) : patch_(patch) {
     const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
+    // The region is the tile its:ite, kts:kte, jts:jte (capture format). Under MPI the driver
+    // splits ranks by these attributes, so they must agree with the stored dimensions.
+    const long ni = (long)f.dim_len("west_east"), nj = (long)f.dim_len("south_north"),
+               nk = (long)f.dim_len("bottom_top");
+    const long ti = f.att_int("ite") - f.att_int("its") + 1, tj = f.att_int("jte") - f.att_int("jts") + 1,
+               tk = f.att_int("kte") - f.att_int("kts") + 1;
+    if (ti != ni || tj != nj || tk != nk)
+      throw InputError(f.path() + ": tile bounds its..ite, jts..jte, kts..kte (" + std::to_string(ti) + "x" +
+                       std::to_string(tj) + "x" + std::to_string(tk) + ") do not match the dimensions "
+                       "west_east, south_north, bottom_top (" + std::to_string(ni) + "x" + std::to_string(nj) +
+                       "x" + std::to_string(nk) + ")");
     if (patch_.ni < 0) {
       patch_.ni = (int)f.dim_len("west_east");
       patch_.nj = (int)f.dim_len("south_north");

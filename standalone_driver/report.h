@@ -13,6 +13,9 @@ struct FieldResult {
   FieldStats vs_ref;     // ours (first backend) against WRF's output in the capture
   FieldStats vs_other;   // GPU against CPU when both ran
   bool pass = true;
+  bool checked = false;  // a pass/fail rule was applied (else the row is information only)
+  std::string rule;      // the rule against WRF, as printed, e.g. "plmv<=1.2e-05"
+  std::string why;       // why it failed, when that is not a figure of the table
   std::vector<double> mean_ref, mean_ours;  // per-level means, for plots
 };
 
@@ -29,6 +32,7 @@ struct FileResult {
   std::vector<FieldResult> fields;
   std::vector<BackendRun> runs;
   bool pass = true;
+  bool verified = false; // at least one field was held to a rule (else NOT VERIFIED)
   std::string error;     // non-empty when the file could not be replayed
   std::string note;      // printed under the summary when non-empty
 };

@@ -8,11 +8,15 @@
 // in --work (default /tmp/wrfgpu_bench) for the next run. Speed is proven here, never in tests.
 #include <omp.h>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
+#include <cstring>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,6 +81,35 @@ struct Row {
   int repeats = 0;
 };
 
+// A repeat count: the whole value must be a number ("abc" is an error, not 1).
+int count_option(const std::string& opt, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno || n < 1 || n > 100000)
+    throw InputError("option " + opt + " '" + v + "': expected a whole number from 1 to 100000");
+  return (int)n;
+}
+
+// --kernels: a comma-separated list of the kernels of kCases ("radm2sorg" for radm2sorg_kpp).
+std::set<std::string> kernel_option(const std::string& v) {
+  std::set<std::string> known, want;
+  for (auto& c : kCases) known.insert(c.kernel);
+  std::stringstream in(v);
+  std::string k;
+  while (std::getline(in, k, ',')) {
+    if (k == "radm2sorg") k = "radm2sorg_kpp";
+    if (!known.count(k)) {
+      std::string list;
+      for (auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      throw InputError("option --kernels: unknown kernel '" + k + "' (known: " + list + ")");
+    }
+    want.insert(k);
+  }
+  if (want.empty()) throw InputError("option --kernels: no kernel named");
+  return want;
+}
+
 PhaseTimes median(std::vector<PhaseTimes> v) {
   std::sort(v.begin(), v.end(), [](const PhaseTimes& a, const PhaseTimes& b) { return a.total_ms < b.total_ms; });
   return v[v.size() / 2];
@@ -88,7 +121,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int status = 0;
   try {
-    std::string data = "test_data", work = "/tmp/wrfgpu_bench", json = "bench.json", kernels;
+    std::string data = "test_data", work = "/tmp/wrfgpu_bench", json = "bench.json";
+    std::set<std::string> kernels;  // empty: all
     int repeat = 10, cpu_repeat = 3;
     bool quick = false, no_cpu = false;
     Mode mode = Mode::Strict;
@@ -100,18 +134,27 @@ int main(int argc, char** argv) {
       };
       if (a == "--data") data = val();
       else if (a == "--work") work = val();
-      else if (a == "--repeat") repeat = std::max(1, std::atoi(val().c_str()));
-      else if (a == "--cpu-repeat") cpu_repeat = std::max(1, std::atoi(val().c_str()));
+      else if (a == "--repeat") repeat = count_option(a, val());
+      else if (a == "--cpu-repeat") cpu_repeat = count_option(a, val());
       else if (a == "--json") json = val();
-      else if (a == "--kernels") kernels = val();
+      else if (a == "--kernels") kernels = kernel_option(val());
       else if (a == "--mode") mode = parse_mode(val());
       else if (a == "--quick") quick = true;
       else if (a == "--no-cpu") no_cpu = true;
       else throw InputError("unknown option '" + a + "'");
     }
+    // Checked before minutes of measuring: where the cases come from and where the JSON goes.
+    struct stat st;
+    if (stat(data.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw InputError("--data " + data + ": no such folder (the bundled captures, e.g. test_data)");
+    const std::size_t slash = json.find_last_of('/');
+    const std::string json_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : json.substr(0, slash);
+    if (access(json_dir.c_str(), W_OK) != 0)
+      throw InputError("--json " + json + ": cannot write in " + json_dir + ": " + std::strerror(errno));
     mkdir(work.c_str(), 0755);
     std::string why;
     bool gpu = gpu_count(&why) > 0;
+    if (!gpu && no_cpu) throw RuntimeError("nothing to measure: --no-cpu and no GPU (" + why + ")");
     Ceilings c;
     // The host side of the GPU calls (packing, checks) runs in OpenMP regions between waits
     // on the GPU: with libgomp's default the idle threads go to sleep, and waking them is
@@ -139,7 +182,7 @@ int main(int argc, char** argv) {
 
     std::vector<Row> rows;
     for (const auto& cd : kCases) {
-      if (!kernels.empty() && kernels.find(cd.kernel) == std::string::npos) continue;
+      if (!kernels.empty() && !kernels.count(cd.kernel)) continue;
       if (!replay_registry().count(cd.kernel)) {
         std::printf("\n[%s %s] skipped: kernel not in this build\n", cd.kernel.c_str(), cd.label.c_str());
         continue;
@@ -215,6 +258,7 @@ int main(int argc, char** argv) {
       }
     }
 
+    if (rows.empty()) throw RuntimeError("nothing was measured (every case was skipped or failed); no JSON written");
     std::printf("\n%-16s %-34s %-6s %9s %8s %8s %7s %9s %8s %6s %9s %6s %8s %8s\n", "kernel", "case", "be",
                 "kernel", "H2D", "D2H", "check", "end2end", "xfer", "e2e/x", "GB/s", "%bw", "GFLOP/s",
                 "Mcell/s");
@@ -274,6 +318,8 @@ int main(int argc, char** argv) {
         << ", \"cells\": " << r.w.cells << "}";
     }
     o << "\n ]}\n";
+    o.close();
+    if (!o) throw RuntimeError("--json " + json + ": cannot write the file");
     std::printf("\nJSON written to %s\n", json.c_str());
   } catch (const InputError& e) {
     std::fprintf(stderr, "wrfgpu_bench: %s\n", e.what());

@@ -33,6 +33,18 @@ NcFile::NcFile(const std::string& path, bool write) : path_(path), write_(write)
     throw InputError(path + ": cannot " + (write ? "create" : "open") +
                      " as NetCDF: " + nc_strerror(st));
   }
+  // A capture is NetCDF-4 (HDF5). A classic-format file cut short still opens, and its
+  // missing data reads as fill values: refuse it rather than replay zeros.
+  int fmt = 0;
+  if (!write && (nc_inq_format(ncid_, &fmt) != NC_NOERR ||
+                 (fmt != NC_FORMAT_NETCDF4 && fmt != NC_FORMAT_NETCDF4_CLASSIC))) {
+    const char* name = fmt == NC_FORMAT_CLASSIC ? "classic (CDF-1)"
+                       : fmt == NC_FORMAT_64BIT_OFFSET ? "64-bit offset (CDF-2)"
+                       : fmt == NC_FORMAT_CDF5 ? "CDF-5" : "unknown";
+    nc_close(ncid_);
+    ncid_ = -1;
+    throw InputError(path + ": NetCDF format " + name + "; a capture file is NetCDF-4");
+  }
 }
 
 NcFile::~NcFile() {

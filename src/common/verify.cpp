@@ -47,12 +47,18 @@ static LevelSums accumulate_impl(const T* ref, const T* x, std::size_t ni, std::
       for (std::size_t i = 0; i < ni; ++i) {
         std::size_t c = i + ni * (k + nk * j);
         double r = ref[c], v = x[c];
-        if (!std::isfinite(v)) { ++s.nonfinite; continue; }
+        // A non-finite cell on either side is counted and left out of every sum: counted in
+        // the reference too, since a NaN there would otherwise compare as "no difference".
+        const bool bad_v = !std::isfinite(v), bad_r = !std::isfinite(r);
+        s.nonfinite += bad_v;
+        s.nonfinite_ref += bad_r;
+        if (bad_v || bad_r) continue;
         s.ref[k] += r;
         s.x[k] += v;
         s.absref[k] += std::fabs(r);
         double a = std::fabs(r - v);
         if (a > s.max_abs) s.max_abs = a;
+        if (std::fabs(r) > s.max_absref) s.max_absref = std::fabs(r);
         if (std::fabs(r) > rel_floor && r != 0) {
           double rel = a / std::fabs(r);
           if (rel > s.max_rel) { s.max_rel = rel; s.worst_i = i; s.worst_k = k; s.worst_j = j; }
@@ -75,6 +81,8 @@ FieldStats finish_stats(const std::string& name, const LevelSums& sums, double l
   s.max_abs = sums.max_abs;
   s.max_rel = sums.max_rel;
   s.nonfinite = sums.nonfinite;
+  s.nonfinite_ref = sums.nonfinite_ref;
+  s.max_absref = sums.max_absref;
   s.worst_i = sums.worst_i; s.worst_k = sums.worst_k; s.worst_j = sums.worst_j;
   std::vector<double> mr(nk), mx(nk), ma(nk);
   for (std::size_t k = 0; k < nk; ++k) {

@@ -15,6 +15,8 @@ struct FieldStats {
   double max_abs = 0;       // max |ref - x|
   double max_rel = 0;       // max |ref - x| / |ref| over cells with |ref| > rel_floor
   std::size_t nonfinite = 0;  // non-finite values in x
+  std::size_t nonfinite_ref = 0;  // non-finite values in ref (a reference that proves nothing)
+  double max_absref = 0;    // max |ref|, for tolerances that scale with the field
   std::size_t cells = 0, levels_used = 0;
   std::size_t worst_i = 0, worst_k = 0, worst_j = 0;  // 0-based position of max_rel
 };
@@ -33,8 +35,8 @@ FieldStats compare_field(const std::string& name, const double* ref, const doubl
 struct LevelSums {
   std::vector<double> ref, x, absref;  // per level: sums of ref, x and |ref|
   double cols = 0;                     // horizontal cells summed
-  double max_abs = 0, max_rel = 0;
-  std::size_t nonfinite = 0;
+  double max_abs = 0, max_rel = 0, max_absref = 0;
+  std::size_t nonfinite = 0, nonfinite_ref = 0;  // in x, in ref; such cells are left out
   std::size_t worst_i = 0, worst_k = 0, worst_j = 0;
 };
 LevelSums accumulate_levels(const float* ref, const float* x, std::size_t ni, std::size_t nk,

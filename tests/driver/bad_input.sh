@@ -1,6 +1,8 @@
 #!/bin/sh
-# Bad input to the replay driver: each case must exit with status 2 and one line naming the
-# file and the variable/attribute/value at fault - never a crash, a hang or a silent pass.
+# Bad input to the replay driver, the large-case tool and the benchmark: each case must exit
+# with status 2 and one line naming the file, option, variable, attribute or value at fault -
+# never a crash, a hang or a silent pass. A reference that proves nothing or a file that fails
+# to run gives 1; nothing to compare with gives 0 and says NOT VERIFIED.
 cd "$(dirname "$0")/../.." || exit 2
 drv=bin/wrfgpu_replay
 tmp=$(mktemp -d)
@@ -60,10 +62,88 @@ expect "unknown kernel" "$tmp/kernel.nc" "kernel.nc" "unknown kernel 'radm9'"
 cdl wsm5 "$QV" qr | ncgen -4 -o "$tmp/noqr.nc"
 expect "missing variable" "$tmp/noqr.nc" "noqr.nc" "'qr' is missing"
 cdl wsm5 "$QVNAN" | ncgen -4 -o "$tmp/nan.nc"
-expect "NaN in an input" "$tmp/nan.nc" "qv" "NaN\|non-finite\|not finite"
+expect "NaN in an input" "$tmp/nan.nc" "nan.nc: " "qv" "NaN\|non-finite\|not finite"
 ncdump "$tmp/good.nc" | sed 's/th(south_north, bottom_top, west_east)/th(bottom_top, south_north, west_east)/' | ncgen -4 -o "$tmp/dims.nc"
 expect "wrong dimensions" "$tmp/dims.nc" "dims.nc" "'th' has dimensions"
 # Bad options are bad input too.
 out=$($drv "$tmp/good.nc" --mode turbo 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$out" | grep -q "turbo"; then echo "ok   bad option value"; else echo "FAIL bad option value ($rc): $out"; fails=$((fails+1)); fi
+
+# want NAME RC PATTERN CMD...: CMD exits with status RC within 60 s, its output matching PATTERN (grep -E).
+want() {
+  name=$1 rc_want=$2 pat=$3; shift 3
+  out=$(timeout 60 "$@" 2>&1); rc=$?
+  if [ $rc -eq "$rc_want" ] && echo "$out" | grep -qE -- "$pat"; then echo "ok   $name"; else
+    echo "FAIL $name (exit $rc, wanted $rc_want and /$pat/)"; echo "$out" | tail -8 | sed 's/^/     /'; fails=$((fails+1)); fi
+}
+# setvar IN OUT VAR first|all VALUE: OUT is IN with the first or every value of VAR replaced.
+setvar() {
+  ncdump -p 9,17 "$1" | awk -v var="$3" -v how="$4" -v val="$5" '
+    $0 ~ "^ " var " =" { on = 1; p = index($0, "="); printf "%s", substr($0, 1, p); $0 = substr($0, p + 1) }
+    on { if (how == "all") gsub(/[^ ,;]+/, val); else if (!done) done = sub(/[^ ,;]+/, val); if ($0 ~ /;[ ]*$/) on = 0 }
+    { print }' | ncgen -k nc4 -o "$2"
+}
+W=test_data/wsm5_synth_12s_wrfref.nc
+mk=bin/wrfgpu_make_large_case
+bench=bin/wrfgpu_bench
+
+# Option values out of range: named, exit 2 (a count that overflows int used to crash or run once).
+want "--repeat 1e12" 2 "option --repeat: '1e12'" $drv "$tmp/good.nc" --backend cpu --repeat 1e12
+want "--repeat 3000000000" 2 "option --repeat: '3000000000'" $drv "$tmp/good.nc" --backend cpu --repeat 3000000000
+want "--steps 1e12" 2 "option --steps: '1e12'" $drv test_data/ref_advect_pd_periodic.nc --backend cpu --steps 1e12
+want "--max-plmv nan" 2 "option --max-plmv: 'nan'" $drv "$tmp/good.nc" --backend cpu --max-plmv nan
+want "--max-plmv -1" 2 "option --max-plmv: '-1'" $drv "$tmp/good.nc" --backend cpu --max-plmv -1
+
+# A WRF reference that proves nothing fails (exit 1): NaN in it, a surface field far off.
+setvar $W "$tmp/thnan.nc" th_out first NaNf
+want "NaN in a WRF reference" 1 "th_out holds 1 non-finite values" $drv "$tmp/thnan.nc" --backend cpu
+setvar $W "$tmp/rain.nc" rainnc_out all 12345
+want "rainnc_out = 12345" 1 "FAIL rainnc: max abs difference" $drv "$tmp/rain.nc" --backend cpu
+want "surface fields have a rule" 0 "rainncv +.*maxabs<=1.0e-05 +\| ok" $drv $W --backend cpu
+
+# Nothing to compare with: NOT VERIFIED, exit 0.
+nccopy -V th,qv,qc,qr,qi,qs,rho,pii,p,dz,rainnc,snownc $W "$tmp/noout.nc"
+want "no WRF outputs" 0 "result: NOT VERIFIED" $drv "$tmp/noout.nc" --backend cpu
+want "--steps 3 (no reference)" 0 "result: NOT VERIFIED" $drv test_data/ref_advect_pd_periodic.nc --backend cpu --steps 3
+$mk $W "$tmp/large.nc" --size 10x8x5 > /dev/null
+want "a large case" 0 "result: NOT VERIFIED" $drv "$tmp/large.nc" --backend cpu
+
+# A failing file is named and recorded; the next file is replayed and the report written.
+$mk test_data/radm2sorg_warm_40x15x20.nc "$tmp/chem.nc" --size 4x3x2 > /dev/null
+setvar "$tmp/chem.nc" "$tmp/hohuge.nc" ho first 1e30
+want "run-time failure, then the next file" 1 "1 of 2 files pass" $drv "$tmp/hohuge.nc" $W --backend cpu --report "$tmp/r.json"
+echo "$out" | grep -q "hohuge.nc: radm2sorg: the Rosenbrock integration failed" && [ "$(grep -c '"file"' "$tmp/r.json")" = 2 ] ||
+  { echo "FAIL run-time failure: file not named or report incomplete"; fails=$((fails+1)); }
+ncdump -h test_data/radm2sorg_warm_40x15x20.nc | sed 's/:jte = 20 ;/:jte = 26 ;/' | ncgen -k nc4 -o "$tmp/jte.nc"
+want "RADM2SORG tile bounds" 2 "jte.nc: tile bounds its..ite, jts..jte, kts..kte \(40x26x15\)" $drv "$tmp/jte.nc" --backend cpu
+
+# A capture is NetCDF-4: a classic file (cut short, it reads as zeros) is refused.
+nccopy -k classic "$tmp/good.nc" "$tmp/classic.nc"
+want "classic format" 2 "classic.nc: NetCDF format classic" $drv "$tmp/classic.nc" --backend cpu
+nccopy -k classic $W "$tmp/classic_w.nc"
+head -c 20000 "$tmp/classic_w.nc" > "$tmp/classic_cut.nc"  # the header whole, most data missing
+want "classic format cut short" 2 "classic_cut.nc: NetCDF format classic" $drv "$tmp/classic_cut.nc" --backend cpu
+
+# The large-case tool: strict options, mixing ratios kept positive, no partial output.
+want "make_large_case --perturbation 5" 2 "--perturbation '5'" $mk $W "$tmp/x.nc" --perturbation 5
+want "make_large_case --perturbation abc" 2 "--perturbation 'abc'" $mk $W "$tmp/x.nc" --perturbation abc
+want "make_large_case --nscalar abc" 2 "--nscalar 'abc'" $mk $W "$tmp/x.nc" --nscalar abc
+want "make_large_case --nscalar -3" 2 "--nscalar '-3'" $mk $W "$tmp/x.nc" --nscalar -3
+want "make_large_case --size 10x10x10abc" 2 "--size '10x10x10abc'" $mk $W "$tmp/x.nc" --size 10x10x10abc
+want "make_large_case too large" 2 "needs about [0-9.]+ GiB" $mk $W "$tmp/x.nc" --size 100000x100000x100
+[ -e "$tmp/x.nc" ] && { echo "FAIL make_large_case left $tmp/x.nc"; fails=$((fails+1)); }
+ncdump -p 9,17 $W | awk '/^variables:/ { print; print "\tchar note(west_east) ;"; next }
+  /^data:/ { print; print " note = \"abcdefgh\" ;"; next } { print }' | ncgen -k nc4 -o "$tmp/charvar.nc"
+want "make_large_case fails mid-way" 2 "charvar.nc: reading variable 'note'" $mk "$tmp/charvar.nc" "$tmp/y.nc" --size 10x8x5
+[ -e "$tmp/y.nc" ] && { echo "FAIL make_large_case left a partial $tmp/y.nc"; fails=$((fails+1)); }
+
+# The benchmark measures something or says why not.
+mkdir "$tmp/empty"
+want "bench --json /nonexistent" 2 "--json /nonexistent/x.json: cannot write" $bench --json /nonexistent/x.json
+want "bench --kernels xyz" 2 "unknown kernel 'xyz' \(known: advect_scalar_pd, radm2sorg_kpp, wsm5\)" $bench --kernels xyz
+want "bench --kernels radm2sorg (alias), no captures" 1 "nothing was measured" \
+  env CUDA_VISIBLE_DEVICES= $bench --kernels radm2sorg --data "$tmp/empty" --json "$tmp/b.json"
+want "bench --data /nonexistent" 2 "--data /nonexistent: no such folder" $bench --data /nonexistent
+want "bench --no-cpu without a GPU" 1 "nothing to measure: --no-cpu and no GPU" env CUDA_VISIBLE_DEVICES= $bench --no-cpu
+want "bench --repeat abc" 2 "option --repeat 'abc'" $bench --repeat abc
 [ $fails -eq 0 ]

@@ -21,8 +21,35 @@ check() {
 }
 check "2 ranks, no usable GPU" "rank [01]: .*(GPU|CUDA|device)" \
   mpirun --oversubscribe -np 2 -x CUDA_VISIBLE_DEVICES= $drv $f --backend gpu --quiet
-check "rank 1 of 2 fails mid-run" "rank 1: device failure injected" \
+check "rank 1 of 2 fails mid-run" "rank 1: .*wsm5_synth_12s_wrfref.nc: device failure injected" \
   mpirun --oversubscribe -np 2 -x WRFGPU_TEST_FAULT=1:fail $drv $f --backend cpu --quiet
 check "rank 3 of 4 dies" "Process name: \[\[[0-9]+,[0-9]+\],3\]" \
   mpirun --oversubscribe -np 4 -x WRFGPU_TEST_FAULT=3:die $drv $f --backend cpu --quiet
+
+# Bad input under MPI. Files are made in a temporary folder from the committed captures.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Chemistry capture whose jte disagrees with south_north: the ranks are split by the
+# attributes, so every rank must refuse it before any of them waits in a collective.
+ncdump -h test_data/radm2sorg_warm_40x15x20.nc | sed 's/:jte = 20 ;/:jte = 26 ;/' | ncgen -k nc4 -o "$tmp/jte.nc"
+check "2 ranks, jte inconsistent with south_north" "jte.nc: tile bounds its..ite, jts..jte, kts..kte" \
+  mpirun --oversubscribe -np 2 $drv "$tmp/jte.nc" --backend cpu --quiet
+# A reference only rank 1's patch runs past (th_out 4 rows, the tile 6): the ranks agree on
+# the error, skip the file together and go on with the next.
+ncdump -p 9,17 $f | awk '
+  /^dimensions:/ { print; print "\tsn_short = 4 ;"; next }
+  /float th_out\(south_north,/ { sub(/th_out\(south_north,/, "th_out(sn_short,") }
+  /^ th_out =/ { skip = 1; printf " th_out = "; for (n = 1; n <= 1280; ++n) printf "300%s", n < 1280 ? ", " : " ;\n" }
+  skip { if ($0 ~ /;[ ]*$/) skip = 0; next }
+  { print }' | ncgen -k nc4 -o "$tmp/short.nc"
+check "rank 1 of 2 alone reads a bad reference" "rank 1: .*short.nc: variable 'th_out': dimension sn_short" \
+  mpirun --oversubscribe -np 2 $drv "$tmp/short.nc" $f --backend cpu --quiet
+echo "$out" | grep -q "1 of 2 files pass" || { echo "FAIL the file after the bad one was not replayed"; fails=$((fails+1)); }
+# NaN in rank 1's patch only (the last cell of qv): found inside the kernel call on one rank,
+# so the job stops with the message (exit 2), never hangs.
+ncdump -p 9,17 $f | awk '/^ qv =/ { on = 1 } on && /;[ ]*$/ { sub(/[^ ,;]+ ;[ ]*$/, "NaNf ;"); on = 0 } { print }' |
+  ncgen -k nc4 -o "$tmp/qvnan.nc"
+check "NaN in rank 1's patch" "rank 1: .*qvnan.nc: wsm5: input field qv has NaN" \
+  mpirun --oversubscribe -np 2 $drv "$tmp/qvnan.nc" --backend cpu --quiet
+[ $rc -eq 2 ] || { echo "FAIL NaN in rank 1's patch: exit $rc, wanted 2"; fails=$((fails+1)); }
 [ $fails -eq 0 ]
