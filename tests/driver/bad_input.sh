@@ -65,6 +65,10 @@ cdl wsm5 "$QVNAN" | ncgen -4 -o "$tmp/nan.nc"
 expect "NaN in an input" "$tmp/nan.nc" "nan.nc: " "qv" "NaN\|non-finite\|not finite"
 ncdump "$tmp/good.nc" | sed 's/th(south_north, bottom_top, west_east)/th(bottom_top, south_north, west_east)/' | ncgen -4 -o "$tmp/dims.nc"
 expect "wrong dimensions" "$tmp/dims.nc" "dims.nc" "'th' has dimensions"
+cdl wsm5 "$QV" | sed 's/:real_kind = 4/:real_kind = 8/' | ncgen -4 -o "$tmp/r8.nc"
+expect "real_kind 8" "$tmp/r8.nc" "r8.nc" "real_kind = 8"
+cdl wsm5 "$QV" | sed 's/:source = "test" ;/:source = "test" ; :dens = 0.f ;/' | ncgen -4 -o "$tmp/dens0.nc"
+expect "constant dens = 0" "$tmp/dens0.nc" "dens0.nc" "constant 'dens'"
 # Bad options are bad input too.
 out=$($drv "$tmp/good.nc" --mode turbo 2>&1); rc=$?
 if [ $rc -eq 2 ] && echo "$out" | grep -q "turbo"; then echo "ok   bad option value"; else echo "FAIL bad option value ($rc): $out"; fails=$((fails+1)); fi
