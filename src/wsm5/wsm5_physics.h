@@ -263,14 +263,15 @@ WRFGPU_HD void nislfv_find_kbkt(const Team& tm, int km, const A1& zi, const A1& 
   const int k0 = 1 + tm.rank(), ks = tm.size();
   int kb_lo = 1, kt_lo = 1;
   for (int k = k0; k <= km; k += ks) {
-    if (zi(k) >= za(km + 1)) {  // exit intp
+    // WRF: IF (zi(k) >= za(km+1)) exit intp. Written as !(<) so that NaN heights (a column
+    // whose heights overflowed) exit too: the kb search below then always meets
+    // zi(k) < za(km+1) and stops at km at the latest, inside the column.
+    if (!(zi(k) < za(km + 1))) {  // exit intp
       kbl(k) = 0.0f;
       continue;
     }
     int kb = kb_lo;
-    // stops at km at the latest for finite heights (zi(k) < za(km+1)); the bound keeps a
-    // column whose heights overflowed to NaN inside its arrays
-    while (kb < km && !(zi(k) <= za(kb + 1))) ++kb;
+    while (!(zi(k) <= za(kb + 1))) ++kb;
     int kt = kt_lo;
     while (kt <= km && !(zi(k + 1) <= za(kt))) ++kt;
     kb_lo = kb;
