@@ -2,6 +2,7 @@
 // variable, attribute or dimension, so a user can tell what is wrong with their capture.
 #include "capture_io.h"
 #include <netcdf.h>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include "errors.h"
@@ -112,6 +113,23 @@ static void check_var_shape(const std::string& path, const std::string& name,
                      ", expected " + shape_str(expect));
 }
 
+// A value equal to the variable's fill value (NetCDF's default 9.97e36 unless the file sets
+// another) was never written: a capture cut short or a variable defined but not filled. WRF
+// never produces it; read as data it becomes a finite, absurd input and garbage results.
+static void check_written(int ncid, int varid, const std::string& path, const std::string& name,
+                          const std::vector<float>& v) {
+  int no_fill = 0;
+  float fill = 0;
+  if (nc_inq_var_fill(ncid, varid, &no_fill, &fill) != NC_NOERR || no_fill) return;
+  for (std::size_t q = 0; q < v.size(); ++q)
+    if (v[q] == fill) {
+      char f[32];
+      std::snprintf(f, sizeof f, "%g", fill);
+      throw InputError(path + ": variable '" + name + "' holds its fill value (" + f + ") at element " +
+                       std::to_string(q) + ": never written");
+    }
+}
+
 std::vector<float> NcFile::read_float(const std::string& name,
                                       const std::vector<std::size_t>& expect) const {
   auto s = var_shape(name);
@@ -120,6 +138,7 @@ std::vector<float> NcFile::read_float(const std::string& name,
   for (auto d : s) n *= d;
   std::vector<float> v(n);
   NC_TRY(nc_get_var_float(ncid_, varid(name), v.data()), "reading variable '" + name + "'");
+  check_written(ncid_, varid(name), path_, name, v);
   return v;
 }
 
@@ -144,6 +163,7 @@ std::vector<float> NcFile::read_float_slab(const std::string& name,
   std::vector<float> v(n);
   NC_TRY(nc_get_vara_float(ncid_, varid(name), start.data(), count.data(), v.data()),
          "reading variable '" + name + "'");
+  check_written(ncid_, varid(name), path_, name, v);
   return v;
 }
 
