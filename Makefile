@@ -141,7 +141,7 @@ FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
 bench: bin/wrfgpu_bench
 	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-active} bin/wrfgpu_bench $(BENCH_ARGS)
 
-check: all bin/wrfgpu_tests $(FTEST_BIN)
+check: all bin/wrfgpu_tests bin/wrfgpu_bench $(FTEST_BIN)
 	@sh tests/run_tests.sh
 
 mech:
