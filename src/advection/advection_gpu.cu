@@ -20,6 +20,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 #include "advection_impl.h"
@@ -354,8 +355,9 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
   }
 }
 
-// Buffers reused across calls (grow only). One set per numerical mode; calls are not
-// thread-safe (WRF calls from one thread per rank).
+// Buffers reused across calls (grow only). One set per numerical mode; run_gpu holds a lock
+// for the whole call, because WRF's rk_scalar_tend calls the per-species hook from inside its
+// OpenMP tile loop (smpar and dm+sm builds) when a species is not batched.
 // A group's inputs are packed into its slot's staging and outputs come back into one
 // page-locked buffer for the whole call, so that no output is written to the caller's arrays
 // before every group's inputs are packed and checked.
@@ -457,6 +459,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
+  static std::mutex call_mu;  // one call at a time on this mode's buffers and streams
+  std::lock_guard<std::mutex> lock(call_mu);
   const auto tstart = std::chrono::steady_clock::now();
   NvtxRange nv_all(p.pd ? "advect_pd" : "advect_unlimited");
   State& st = state();
