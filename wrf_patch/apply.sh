@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # wrf_patch/apply.sh - patch a WRF v4.7.x source tree for wrfgpu (RUN_ON_GPU), or undo it.
 #
-#   wrf_patch/apply.sh WRF_DIR [--wrfgpu DIR] [--capture] [--no-gpu] [--revert] [--check]
+#   wrf_patch/apply.sh WRF_DIR [--wrfgpu DIR] [--capture --no-gpu] [--revert] [--check]
 #
-#   (default)      apply wrf_patch/gpu/*.patch and set configure.wrf up for RUN_ON_GPU
-#   --capture      also apply the capture-mode patches (wrf_patch/capture) and set up
-#                  -DWRFGPU_CAPTURE (the capture writer is built into WRF_DIR/wrfgpu_capture)
-#   --no-gpu       with --capture: capture mode only (a stock WRF that writes captures)
-#   --revert       undo whatever of the above is applied (patches and configure.wrf lines)
-#   --check        say what is applied, change nothing
-#   --wrfgpu DIR   the wrfgpu tree or install prefix holding include/*.mod and lib/libwrfgpu.a
-#                  (default: the repository this script belongs to)
+#   (default)          apply wrf_patch/gpu/*.patch and set configure.wrf up for RUN_ON_GPU
+#   --capture --no-gpu apply the capture-mode patches (wrf_patch/capture) instead and set up
+#                      -DWRFGPU_CAPTURE (the capture writer is built into WRF_DIR/wrfgpu_capture).
+#                      Captures record WRF's own kernels, so they come from a CPU build: --capture
+#                      is refused without --no-gpu, and either set is refused on a tree that has
+#                      the other applied (--revert first)
+#   --revert           undo whatever of the above is applied (patches and configure.wrf lines)
+#   --check            say what is applied, change nothing
+#   --wrfgpu DIR       the wrfgpu tree or install prefix holding include/*.mod and lib/libwrfgpu.a
+#                      (default: the repository this script belongs to)
 #
-# Patches are first applied to a scratch copy of the files they touch; WRF_DIR is changed only
-# if every patch applies there. A patch already applied is left alone (running twice changes
-# nothing). configure.wrf (if ./configure has been run) gets -DRUN_ON_GPU in ARCH_LOCAL,
-# $(WRFGPU_INCLUDE) in INCLUDE_MODULES and a marked block at its end with WRFGPU_INCLUDE and
-# LIB_LOCAL; without configure.wrf the lines to add are printed. Re-running ./configure
-# rewrites configure.wrf: run this script again afterwards.
+# The GPU patches are refused when configure.wrf defines -DXEON_OPTIMIZED_WSM5 (WSM5 would run
+# twice). All patches are first applied to a scratch copy of the files they touch; WRF_DIR is
+# changed only if every patch applies there, and then by renaming complete new files into place
+# (restored from a backup if that fails half-way). A patch already applied is left alone
+# (running twice changes nothing). configure.wrf (if ./configure has been run) gets
+# -DRUN_ON_GPU in ARCH_LOCAL, $(WRFGPU_INCLUDE) in INCLUDE_MODULES and a marked block at its end
+# with WRFGPU_INCLUDE and LIB_LOCAL; without configure.wrf the lines to add are printed.
+# Re-running ./configure rewrites configure.wrf: run this script again afterwards.
 # Exit status: 0 done (or nothing to do), 1 refused/failed (nothing changed), 2 usage.
 set -euo pipefail
 
@@ -25,7 +29,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WRFGPU=$(cd "$HERE/.." && pwd)
 WRF_DIR="" ; REVERT=0 ; CAPTURE=0 ; GPU=1 ; CHECK=0
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+# the comment block at the top of this file, up to the first line that is not a comment
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "${BASH_SOURCE[0]}"; exit 2; }
 die() { echo "apply.sh: $*" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
@@ -45,7 +50,7 @@ done
 [ -n "$WRF_DIR" ] || usage
 [ -d "$WRF_DIR" ] || die "no such directory: $WRF_DIR"
 WRF_DIR=$(cd "$WRF_DIR" && pwd)
-[ "$GPU" = 1 ] || [ "$CAPTURE" = 1 ] || [ "$REVERT" = 1 ] || die "--no-gpu needs --capture"
+[ "$GPU" = 1 ] || [ "$CAPTURE" = 1 ] || [ "$REVERT" = 1 ] || [ "$CHECK" = 1 ] || die "--no-gpu needs --capture"
 command -v patch >/dev/null || die "GNU patch is needed"
 
 # ---- WRF version: 4.7.x only ----------------------------------------------------------------
@@ -62,44 +67,103 @@ case "$ver" in
   *) die "WRF $ver in $WRF_DIR: these patches are for WRF v4.7.x only; refusing to touch it" ;;
 esac
 
-# ---- patch sets -------------------------------------------------------------------------
-PATCHES=()
-[ "$GPU" = 1 ] && PATCHES+=("$HERE"/gpu/*.patch)
-[ "$CAPTURE" = 1 ] && PATCHES+=("$HERE"/capture/*.patch)
-if [ "$REVERT" = 1 ]; then   # revert: everything we know about, whatever the flags
-  PATCHES=("$HERE"/gpu/*.patch "$HERE"/capture/*.patch)
-fi
-for p in "${PATCHES[@]}"; do [ -f "$p" ] || die "missing patch $p"; done
+GPU_PATCHES=("$HERE"/gpu/*.patch)
+CAP_PATCHES=("$HERE"/capture/*.patch)
+for p in "${GPU_PATCHES[@]}" "${CAP_PATCHES[@]}"; do [ -f "$p" ] || die "missing patch $p"; done
 
 files_of() { sed -n 's/^+++ [^/]*\/\([^[:space:]]*\).*/\1/p' "$1"; }
 PATCH_OPTS=(-p1 -s -f --no-backup-if-mismatch -r -)
 
-# state of one patch in directory $2: applied | unapplied | conflict
+# state of one patch in directory $2: applied | unapplied | conflict (| no file, for --check)
 state_of() {
   if patch -d "$2" "${PATCH_OPTS[@]}" -R --dry-run < "$1" >/dev/null 2>&1; then echo applied
   elif patch -d "$2" "${PATCH_OPTS[@]}" -N --dry-run < "$1" >/dev/null 2>&1; then echo unapplied
   else echo conflict; fi
 }
+any_applied() {   # any_applied DIR PATCH...: is one of the patches applied in DIR?
+  local d=$1 p; shift
+  for p in "$@"; do [ "$(state_of "$p" "$d")" = applied ] && return 0; done
+  return 1
+}
 
-# scratch copy of every file the patches touch
+CONF="$WRF_DIR/configure.wrf"
+conf_defines() {   # conf_defines FILE NAME: does FILE define -DNAME outside comments?
+  grep -Eq "^[^#]*-D$2([^A-Za-z0-9_]|\$)" "$1"
+}
+
+# ---- --check: report, change nothing (before any refusal, so partly patched trees are shown)
+if [ "$CHECK" = 1 ]; then
+  for p in "${GPU_PATCHES[@]}" "${CAP_PATCHES[@]}"; do
+    s=""
+    for f in $(files_of "$p"); do [ -f "$WRF_DIR/$f" ] || s="missing $f"; done
+    [ -n "$s" ] || s=$(state_of "$p" "$WRF_DIR")
+    [ "$s" = conflict ] && s="conflict (partly applied, edited, or another release)"
+    printf '%-40s %s\n' "$(basename "$p")" "$s"
+  done
+  if [ -f "$CONF" ]; then
+    d=""
+    for n in RUN_ON_GPU WRFGPU_CAPTURE XEON_OPTIMIZED_WSM5; do conf_defines "$CONF" "$n" && d="$d -D$n"; done
+    printf '%-40s %s\n' configure.wrf "defines:${d:- none of RUN_ON_GPU, WRFGPU_CAPTURE, XEON_OPTIMIZED_WSM5}"
+    if conf_defines "$CONF" XEON_OPTIMIZED_WSM5 && { conf_defines "$CONF" RUN_ON_GPU || any_applied "$WRF_DIR" "${GPU_PATCHES[@]}"; }; then
+      echo "warning: -DXEON_OPTIMIZED_WSM5 cannot be combined with RUN_ON_GPU (WSM5 would run twice; the patched module_microphysics_driver.F stops the build with #error)" >&2
+    fi
+  else
+    printf '%-40s %s\n' configure.wrf "not found"
+  fi
+  if any_applied "$WRF_DIR" "${GPU_PATCHES[@]}" && any_applied "$WRF_DIR" "${CAP_PATCHES[@]}"; then
+    echo "warning: GPU and capture patches are both applied; a -DRUN_ON_GPU build with -DWRFGPU_CAPTURE stops with #error (captures come from a CPU build)" >&2
+  fi
+  exit 0
+fi
+
+# ---- refusals: checked before anything is touched ----------------------------------------
+if [ "$REVERT" = 0 ]; then
+  if [ "$GPU" = 1 ] && [ "$CAPTURE" = 1 ]; then
+    die "--capture is refused with the GPU patches: capture mode records WRF's own kernels, and in a RUN_ON_GPU build the WSM5, advection and RADM2SORG outputs it would record are libwrfgpu's. Captures come from a CPU build: $0 $WRF_DIR --capture --no-gpu (on a tree without the GPU patches; --revert first). Nothing changed."
+  fi
+  if [ "$GPU" = 1 ] && any_applied "$WRF_DIR" "${CAP_PATCHES[@]}"; then
+    die "$WRF_DIR has capture-mode patches applied; captures come from a CPU build, so the GPU patches are not added on top: run $0 $WRF_DIR --revert first (or use another WRF tree). Nothing changed."
+  fi
+  if [ "$CAPTURE" = 1 ] && any_applied "$WRF_DIR" "${GPU_PATCHES[@]}"; then
+    die "$WRF_DIR has the GPU patches applied; captures come from a CPU build (WRF's own kernels): run $0 $WRF_DIR --revert first, then --capture --no-gpu (or use another WRF tree). Nothing changed."
+  fi
+  if [ "$GPU" = 1 ] && [ -f "$CONF" ] && conf_defines "$CONF" XEON_OPTIMIZED_WSM5; then
+    die "configure.wrf defines -DXEON_OPTIMIZED_WSM5 (./configure's 'Xeon (SNB with AVX mods)' option): with RUN_ON_GPU, WRF's XEON block would call wsm5 and wsm5_gpu would run WSM5 again (the patched module_microphysics_driver.F stops such a build with #error). Pick another ./configure option, or remove -DXEON_OPTIMIZED_WSM5 from ARCH_LOCAL in configure.wrf, then run this again. Nothing changed."
+  fi
+fi
+
+# ---- patch sets -------------------------------------------------------------------------
+PATCHES=()
+[ "$GPU" = 1 ] && PATCHES+=("${GPU_PATCHES[@]}")
+[ "$CAPTURE" = 1 ] && PATCHES+=("${CAP_PATCHES[@]}")
+if [ "$REVERT" = 1 ]; then   # revert: everything we know about, whatever the flags
+  PATCHES=("${GPU_PATCHES[@]}" "${CAP_PATCHES[@]}")
+fi
+
+# scratch copy of every file the patches touch (FILES: each once, in order)
 SCRATCH=$(mktemp -d)
-trap 'rm -rf "$SCRATCH"' EXIT
+KEEP_SCRATCH=0 ; STAGED=0
+trap '[ "$STAGED" = 0 ] || cleanup_tmp; [ "$KEEP_SCRATCH" = 1 ] || rm -rf "$SCRATCH"' EXIT
+trap 'exit 1' INT TERM HUP
+FILES=()
 for p in "${PATCHES[@]}"; do
   for f in $(files_of "$p"); do
     [ -f "$WRF_DIR/$f" ] || die "$(basename "$p"): $f is not in $WRF_DIR"
-    mkdir -p "$SCRATCH/$(dirname "$f")"
-    cp -p "$WRF_DIR/$f" "$SCRATCH/$f"
+    [ -f "$SCRATCH/tree/$f" ] && continue
+    mkdir -p "$SCRATCH/tree/$(dirname "$f")"
+    cp -p "$WRF_DIR/$f" "$SCRATCH/tree/$f"
+    FILES+=("$f")
   done
 done
 
 TODO=()
 if [ "$REVERT" = 0 ]; then
   for p in "${PATCHES[@]}"; do
-    s=$(state_of "$p" "$SCRATCH")
+    s=$(state_of "$p" "$SCRATCH/tree")
     case "$s" in
       applied) echo "already applied: $(basename "$p")" ;;
       unapplied)
-        patch -d "$SCRATCH" "${PATCH_OPTS[@]}" -N < "$p" >/dev/null 2>&1 \
+        patch -d "$SCRATCH/tree" "${PATCH_OPTS[@]}" -N < "$p" >/dev/null 2>&1 \
           || die "$(basename "$p") does not apply after the patches before it (nothing changed)"
         TODO+=("$p") ;;
       *) die "$(basename "$p") neither applies nor is applied in $WRF_DIR (a modified or other 4.7 release?); nothing changed. Try: cd $WRF_DIR && patch -p1 --dry-run < $p" ;;
@@ -108,10 +172,10 @@ if [ "$REVERT" = 0 ]; then
 else
   for (( n=${#PATCHES[@]}-1; n>=0; n-- )); do
     p=${PATCHES[$n]}
-    s=$(state_of "$p" "$SCRATCH")
+    s=$(state_of "$p" "$SCRATCH/tree")
     case "$s" in
       applied)
-        patch -d "$SCRATCH" "${PATCH_OPTS[@]}" -R < "$p" >/dev/null 2>&1 \
+        patch -d "$SCRATCH/tree" "${PATCH_OPTS[@]}" -R < "$p" >/dev/null 2>&1 \
           || die "cannot revert $(basename "$p") (nothing changed)"
         TODO+=("$p") ;;
       unapplied) ;;
@@ -120,27 +184,7 @@ else
   done
 fi
 
-if [ "$CHECK" = 1 ]; then
-  for p in "$HERE"/gpu/*.patch "$HERE"/capture/*.patch; do
-    printf '%-40s %s\n' "$(basename "$p")" "$(state_of "$p" "$WRF_DIR")"
-  done
-  exit 0
-fi
-
-# ---- the real tree ------------------------------------------------------------------------
-for p in "${TODO[@]}"; do
-  if [ "$REVERT" = 0 ]; then
-    patch -d "$WRF_DIR" "${PATCH_OPTS[@]}" -N < "$p" || die "applying $(basename "$p") failed after the dry run"
-    echo "applied: $(basename "$p")"
-  else
-    patch -d "$WRF_DIR" "${PATCH_OPTS[@]}" -R < "$p" || die "reverting $(basename "$p") failed after the dry run"
-    echo "reverted: $(basename "$p")"
-  fi
-done
-[ "${#TODO[@]}" -gt 0 ] || echo "patches: nothing to do"
-
-# ---- configure.wrf ------------------------------------------------------------------------
-CONF="$WRF_DIR/configure.wrf"
+# ---- configure.wrf: the new version, in the scratch tree too -------------------------------
 BEGIN_MARK='# >>> wrfgpu: added by wrf_patch apply.sh >>>'
 END_MARK='# <<< wrfgpu <<<'
 
@@ -167,7 +211,6 @@ conf_block() {
     echo "WRFGPU_INCLUDE  =    -I\$(WRF_SRC_ROOT_DIR)/wrfgpu_capture"
   fi
   if [ "$CAPTURE" = 1 ]; then
-    [ "$GPU" = 1 ] && echo "WRFGPU_INCLUDE  +=   -I\$(WRF_SRC_ROOT_DIR)/wrfgpu_capture"
     echo "LIB_LOCAL       +=   -L\$(WRF_SRC_ROOT_DIR)/wrfgpu_capture -lwrfgpu_capture -L\$(NETCDFPATH)/lib -lnetcdff -lnetcdf"
   fi
   echo "$END_MARK"
@@ -194,26 +237,77 @@ conf_add() {
 }
 
 if [ -f "$CONF" ]; then
-  if [ "$REVERT" = 0 ] && grep -q 'WRFGPU_CAPTURE' "$CONF" && ! grep -q "^$BEGIN_MARK" "$CONF"; then
+  if [ "$REVERT" = 0 ] && [ "$GPU" = 0 ] && grep -q 'WRFGPU_CAPTURE' "$CONF" && ! grep -q "^$BEGIN_MARK" "$CONF"; then
     echo "note: configure.wrf already has WRFGPU_CAPTURE lines from wrf_patch/capture/configure.wrf.sed; left as they are" >&2
   fi
-  grep -q '^ARCH_LOCAL *=' "$CONF" || die "configure.wrf has no ARCH_LOCAL line"
-  grep -q '^INCLUDE_MODULES *=.*\\$' "$CONF" || die "configure.wrf has no INCLUDE_MODULES line"
-  tmp="$SCRATCH/configure.wrf"
+  grep -q '^ARCH_LOCAL *=' "$CONF" || die "configure.wrf has no ARCH_LOCAL line (nothing changed)"
+  grep -q '^INCLUDE_MODULES *=.*\\$' "$CONF" || die "configure.wrf has no INCLUDE_MODULES line (nothing changed)"
+  tmp="$SCRATCH/tree/configure.wrf"
   cp -p "$CONF" "$tmp"
   conf_strip "$tmp"
   [ "$REVERT" = 1 ] || conf_add "$tmp"
-  if cmp -s "$tmp" "$CONF"; then
-    echo "configure.wrf: nothing to do"
-  else
-    cp "$tmp" "$CONF"
-    if [ "$REVERT" = 1 ]; then echo "configure.wrf: wrfgpu lines removed"
-    else echo "configure.wrf: updated (ARCH_LOCAL, INCLUDE_MODULES, LIB_LOCAL); objects built before need ./compile again"; fi
+  if [ "$REVERT" = 0 ] && [ "$GPU" = 1 ] && conf_defines "$tmp" WRFGPU_CAPTURE; then
+    die "configure.wrf defines -DWRFGPU_CAPTURE (e.g. from wrf_patch/capture/configure.wrf.sed): captures come from a CPU build, never with RUN_ON_GPU; remove those lines (ARCH_LOCAL -DWRFGPU_CAPTURE, the wrfgpu_capture lines in INCLUDE_MODULES and LIB_LOCAL) or run ./configure again. Nothing changed."
   fi
+  if cmp -s "$tmp" "$CONF"; then CONF_CHANGED=0; else CONF_CHANGED=1; FILES+=(configure.wrf); fi
+fi
+
+# ---- the real tree: all or nothing ------------------------------------------------------------
+# 1. back up every file that changes; 2. write each new file next to its target (a temporary
+# name in the same folder); 3. rename them into place. A failure in 1 or 2 leaves WRF_DIR as it
+# was (the temporary files are removed); a failure in 3 puts the backups back.
+CHANGED=()
+for f in ${FILES[@]+"${FILES[@]}"}; do
+  cmp -s "$SCRATCH/tree/$f" "$WRF_DIR/$f" || CHANGED+=("$f")
+done
+TMPNAME=".wrfgpu-apply.$$"
+cleanup_tmp() { local f; for f in ${CHANGED[@]+"${CHANGED[@]}"}; do rm -f "$WRF_DIR/$f$TMPNAME"; done; }
+restore() {   # restore FILE...: the backups of these files back into WRF_DIR
+  local f bad=0
+  for f in "$@"; do
+    cp -p "$SCRATCH/backup/$f" "$WRF_DIR/$f" 2>/dev/null || { bad=1; echo "apply.sh: could not restore $WRF_DIR/$f" >&2; }
+  done
+  [ "$bad" = 0 ] && return 0
+  KEEP_SCRATCH=1
+  return 1
+}
+for f in ${CHANGED[@]+"${CHANGED[@]}"}; do
+  mkdir -p "$SCRATCH/backup/$(dirname "$f")"
+  cp -p "$WRF_DIR/$f" "$SCRATCH/backup/$f" || die "cannot back up $f (nothing changed)"
+done
+STAGED=1   # from here until the renames, an exit removes the temporary files
+for f in ${CHANGED[@]+"${CHANGED[@]}"}; do
+  if ! { cp -p "$SCRATCH/tree/$f" "$WRF_DIR/$f$TMPNAME" && touch "$WRF_DIR/$f$TMPNAME"; }; then
+    die "cannot write $WRF_DIR/$f$TMPNAME (disk full? permissions?); nothing changed"
+  fi
+done
+trap '' INT TERM HUP   # the renames are not interrupted half-way
+DONE=()
+for f in ${CHANGED[@]+"${CHANGED[@]}"}; do
+  if ! mv -f "$WRF_DIR/$f$TMPNAME" "$WRF_DIR/$f"; then
+    restore ${DONE[@]+"${DONE[@]}"} \
+      || die "cannot move the new $f into place, and restoring the files changed before it failed: the original files are in $SCRATCH/backup (copy them back by hand)"
+    die "cannot move the new $f into place; the files changed before it were restored from the backup (nothing changed)"
+  fi
+  DONE+=("$f")
+done
+STAGED=0
+trap - INT TERM HUP
+
+for p in ${TODO[@]+"${TODO[@]}"}; do
+  if [ "$REVERT" = 0 ]; then echo "applied: $(basename "$p")"; else echo "reverted: $(basename "$p")"; fi
+done
+[ "${#TODO[@]}" -gt 0 ] || echo "patches: nothing to do"
+
+if [ -f "$CONF" ]; then
+  if [ "$CONF_CHANGED" = 0 ]; then
+    echo "configure.wrf: nothing to do"
+  elif [ "$REVERT" = 1 ]; then echo "configure.wrf: wrfgpu lines removed"
+  else echo "configure.wrf: updated (ARCH_LOCAL, INCLUDE_MODULES, LIB_LOCAL); objects built before need ./compile again"; fi
 elif [ "$REVERT" = 0 ]; then
   echo "configure.wrf not found: after ./configure run this script again, or edit configure.wrf:"
-  [ "$GPU" = 1 ] && echo "  ARCH_LOCAL: append -DRUN_ON_GPU"
-  [ "$CAPTURE" = 1 ] && echo "  ARCH_LOCAL: append -DWRFGPU_CAPTURE"
+  [ "$GPU" = 1 ] && echo "  ARCH_LOCAL: append -DRUN_ON_GPU (and do not use ./configure's 'Xeon (SNB with AVX mods)' option: its -DXEON_OPTIMIZED_WSM5 cannot be combined with RUN_ON_GPU)"
+  [ "$CAPTURE" = 1 ] && echo "  ARCH_LOCAL: append -DWRFGPU_CAPTURE (never with -DRUN_ON_GPU)"
   echo "  INCLUDE_MODULES: add the line    \$(WRFGPU_INCLUDE) \\    after its first line"
   echo "  at the end:"
   conf_block | sed 's/^/    /'
