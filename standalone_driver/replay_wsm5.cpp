@@ -14,6 +14,11 @@ namespace wrfgpu {
 namespace {
 
 const char* k3d_in[] = {"th", "qv", "qc", "qr", "qi", "qs", "rho", "pii", "p", "dz"};
+std::string fmt_g(double v) {  // "12", "180", "1e+30": the time step as given
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
 // Pass/fail limits of the surface fields against WRF, max |WRF - ours| per column: the
 // precipitation of the step (mm) in strict and fast mode, and sr (snow fraction, 0..1).
 // The strict CPU backend is bitwise with WRF's scalar build on them (docs/wsm5.md), so the
@@ -84,7 +89,7 @@ class Wsm5Replay : public Replay {
     summary_ = std::to_string(f.dim_len("west_east")) + "x" + std::to_string(f.dim_len("south_north")) +
                "x" + std::to_string(nk_) +
                ", step " + std::to_string(f.att_int_or("itimestep", 0)) + ", delt " +
-               std::to_string((int)delt_) + " s, case " + f.att_string_or("case_name", "?") +
+               fmt_g(delt_) + " s, case " + f.att_string_or("case_name", "?") +
                ", source " + f.att_string_or("source", "?").substr(0, 40);
   }
 
