@@ -40,6 +40,11 @@ std::unique_ptr<Replay> open_replay(const std::string& path, const Patch& patch)
   std::string ver = f.att_string("capture_format");
   if (ver != "1")
     throw InputError(path + ": capture_format = '" + ver + "', this driver reads version 1");
+  // Our kernels are WRF's single-precision build; a -r8 capture's constants and rounding are
+  // another model (the capture format allows real_kind 8 for other readers).
+  if (f.att_int_or("real_kind", 4) != 4)
+    throw InputError(path + ": real_kind = " + std::to_string(f.att_int_or("real_kind", 4)) +
+                     ": only single-precision WRF (real_kind 4) is supported");
   std::string kernel = f.att_string("kernel");
   auto& reg = replay_registry();
   auto it = reg.find(kernel);

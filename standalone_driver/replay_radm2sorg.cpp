@@ -16,10 +16,6 @@ class Radm2sorgReplay : public Replay {
  public:
   Radm2sorgReplay(const NcFile& f, const Patch& patch) : patch_(patch) {
     const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
-    // WRF-Chem's interface rounds in single precision (REAL); a -r8 build is another model.
-    if (f.att_int_or("real_kind", 4) != 4)
-      throw InputError(f.path() + ": real_kind = " + std::to_string(f.att_int_or("real_kind", 4)) +
-                       ": only single-precision WRF (real_kind 4) is supported");
     // The region is the tile its:ite, kts:kte, jts:jte (capture format). Under MPI the driver
     // splits ranks by these attributes, so they must agree with the stored dimensions.
     const long ni = (long)f.dim_len("west_east"), nj = (long)f.dim_len("south_north"),

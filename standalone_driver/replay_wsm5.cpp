@@ -35,11 +35,6 @@ class Wsm5Replay : public Replay {
   Wsm5Replay(const NcFile& f, const Patch& patch) : path_(f.path()), patch_(patch) {
     const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
     const std::vector<std::string> d2 = {"south_north", "west_east"};
-    // Our kernels are WRF's single-precision build; a -r8 capture's constants and rounding
-    // are another model (the capture format allows real_kind 8 for other readers).
-    if (f.att_int_or("real_kind", 4) != 4)
-      throw InputError(path_ + ": real_kind = " + std::to_string(f.att_int_or("real_kind", 4)) +
-                       ": only single-precision WRF (real_kind 4) is supported");
     nj_ = f.dim_len("south_north");
     nk_ = f.dim_len("bottom_top");
     ni_ = f.dim_len("west_east");
