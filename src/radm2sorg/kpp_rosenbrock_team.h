@@ -157,40 +157,25 @@ struct SerialTeam {
 };
 
 #ifdef __CUDACC__
-// GPU team: NL lanes of a warp (NL = 32: the whole warp; NL = 16: two teams per warp, one cell
-// each); index i of a loop runs on team lane i % NL. The generated solve schedule is made for
-// 32 lanes: with NL < 32 a team lane runs the runs of schedule lanes l, l + NL, ... of a
-// segment one after the other (runs of one segment never read what another lane's runs of
-// that segment write, so this is the same operations in a valid order: the same bits).
-template <int NL>
-struct SubWarpTeam {
-  static_assert(NL == 32 || NL == 16, "a team is a warp or half a warp");
-  __device__ static int lane() { return (int)(threadIdx.x % NL); }
-  __device__ static int base() { return (int)(threadIdx.x & 31u) & ~(NL - 1); }  // first warp lane
-  __device__ static unsigned mask() {
-    return NL == 32 ? 0xffffffffu : ((1u << (NL % 32)) - 1u) << base();
-  }
+// GPU team: the 32 lanes of a warp; index i of a loop runs on lane i % 32.
+struct WarpTeam {
   template <class F>
   __device__ void range(int b, int e, F&& f) const {
-    for (int i = b + lane(); i < e; i += NL) f(i);
+    for (int i = b + (int)(threadIdx.x & 31u); i < e; i += 32) f(i);
   }
-  __device__ void sync() const { __syncwarp(mask()); }
+  __device__ void sync() const { __syncwarp(); }
   template <class F>
   __device__ int first(int n, F&& pred) const {
-    const int l = lane();
-    for (int b = 0; b < n; b += NL) {
-      unsigned m = __ballot_sync(mask(), b + l < n && pred(b + l)) >> base();
-      if (NL < 32) m &= (1u << (NL % 32)) - 1u;
+    const int lane = (int)(threadIdx.x & 31u);
+    for (int b = 0; b < n; b += 32) {
+      const unsigned m = __ballot_sync(0xffffffffu, b + lane < n && pred(b + lane));
       if (m) return b + __ffs((int)m) - 1;
     }
     return n;
   }
   template <class F>
-  __device__ void lanes(F&& f) const {
-    for (int l = lane(); l < 32; l += NL) f(l);
-  }
+  __device__ void lanes(F&& f) const { f((int)(threadIdx.x & 31u)); }
 };
-using WarpTeam = SubWarpTeam<32>;
 #endif
 
 // Table reads (read-only for the whole kernel: the read-only data path on the GPU, one

@@ -96,22 +96,18 @@ __host__ __device__ inline std::size_t team_sched_bytes(const kpp::TeamTables& t
 }
 const kpp::TeamTables& device_team_tables();
 template <class T>
-std::size_t team_smem_bytes(const TeamLayout& L, int warps, int lanes) {
-  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * (32 / lanes) * L.nT * sizeof(T);
+std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
+  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * L.nT * sizeof(T);
 }
 
-// NL lanes per cell: 32 (a warp per cell, the default) or 16 (two cells per warp, each half
-// taking its own cells; WRFGPU_RADM2SORG_TEAM_LANES=16, a measured alternative: fewer
-// instructions per cell, half the warps for the same cells in flight).
-template <class T, int NL>
+template <class T>
 __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     radm2sorg_team_kernel(CellOptions opt, kpp::TeamTables tb, TeamLayout L, std::size_t ncell,
                           T* __restrict__ cells,
                           int* __restrict__ stats, unsigned long long* __restrict__ next,
                           const unsigned* __restrict__ order) {
   extern __shared__ double team_smem[];
-  using Team = kpp::SubWarpTeam<NL>;
-  const int team = (int)(threadIdx.x / NL), lane = Team::lane();
+  const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31u);
   {  // the schedules into shared memory, for the whole block
     int* sh = reinterpret_cast<int*>(team_smem);
     const int n1 = 2 * mech::team::DECOMP_NOPS, n2 = tb.solve_nrun, n3 = tb.decomp_nlev + 1;
@@ -128,31 +124,30 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     __syncthreads();
   }
   T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + team_sched_bytes(tb)) +
-             (std::size_t)team * L.nT;  // one TeamLayout block per team
+             (std::size_t)warp * L.nT;  // one TeamLayout block per warp
   const kpp::TeamWork<T> w = team_work_at<T>(L, block);
   T* rct = block + L.rct;
   T* y = block + L.y;
   double time_end;
   const kpp::RosControl ctl = cell_controls(opt, time_end);
-  const Team tm;
-  const unsigned mask = Team::mask();
+  const kpp::WarpTeam tm;
   for (;;) {
     unsigned long long c = 0;
     if (lane == 0) {
       c = atomicAdd(next, 1ull);
       if (order && c < ncell) c = order[c];  // hand-out order: longest expected first
     }
-    c = __shfl_sync(mask, c, Team::base());
+    c = __shfl_sync(0xffffffffu, c, 0);
     if (c >= ncell) break;
     T* b = cells + c * kCellVals;
-    for (int i = lane; i < mech::NVAR + mech::NFIX; i += NL) y[i] = b[i];
-    for (int i = lane; i < mech::NREACT; i += NL) rct[i] = b[mech::NVAR + mech::NFIX + i];
-    __syncwarp(mask);
+    for (int i = lane; i < mech::NVAR + mech::NFIX; i += 32) y[i] = b[i];
+    for (int i = lane; i < mech::NREACT; i += 32) rct[i] = b[mech::NVAR + mech::NFIX + i];
+    __syncwarp();
     kpp::RosStats st;
     kpp::ros_integrate_team<Mech, T>(tm, tb, y, rct, 0.0, time_end, ctl, st, w);
-    for (int i = lane; i < mech::NVAR; i += NL) b[i] = y[i];
+    for (int i = lane; i < mech::NVAR; i += 32) b[i] = y[i];
     if (lane == 0) store_stats(stats, ncell, c, st);
-    __syncwarp(mask);
+    __syncwarp();
   }
 }
 
@@ -162,64 +157,49 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
 // within the device's opt-in shared memory.
 struct TeamLaunch {
   int dev = -1, nT = -1;
-  int lanes = 32, warps = 0, per_sm = 0, nsm = 0;
+  int warps = 0, per_sm = 0, nsm = 0;
   std::size_t smem = 0;
-  int cells_per_block() const { return warps * (32 / lanes); }
 };
-// Lanes per cell: 32 unless WRFGPU_RADM2SORG_TEAM_LANES=16 (measurement).
-inline int team_lanes() {
-  static const int n = [] {
-    const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_LANES");
-    return e && std::atoi(e) == 16 ? 16 : 32;
-  }();
-  return n;
-}
-template <class T, int NL>
-const TeamLaunch& team_launch_nl(const TeamLayout& L) {
+template <class T>
+const TeamLaunch& team_launch(const TeamLayout& L) {
   static TeamLaunch c;
   int dev;
   WRFGPU_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev == c.dev && L.nT == c.nT) return c;
   c = TeamLaunch();
-  c.lanes = NL;
   int optin = 0;
   WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&c.nsm, cudaDevAttrMultiProcessorCount, dev));
   WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  auto bytes = [&](int wpb) { return team_smem_bytes<T>(L, wpb, NL); };
-  const std::size_t smax = std::min<std::size_t>(bytes(kTeamMaxWarps), (std::size_t)optin);
-  WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T, NL>,
+  const std::size_t smax = std::min<std::size_t>(team_smem_bytes<T>(L, kTeamMaxWarps), (std::size_t)optin);
+  WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_team_kernel<T>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smax));
   auto blocks = [&](int wpb) {
     int nb = 0;
     WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &nb, radm2sorg_team_kernel<T, NL>, wpb * 32, bytes(wpb)));
+        &nb, radm2sorg_team_kernel<T>, wpb * 32, team_smem_bytes<T>(L, wpb)));
     return nb;
   };
-  for (int wpb = 1; wpb <= kTeamMaxWarps && bytes(wpb) <= smax; ++wpb) {
+  for (int wpb = 1; wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax; ++wpb) {
     const int nb = blocks(wpb);
     if (nb * wpb > c.per_sm * c.warps) { c.warps = wpb; c.per_sm = nb; }
   }
   if (const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
     const int wpb = std::atoi(e);
-    if (wpb >= 1 && wpb <= kTeamMaxWarps && bytes(wpb) <= smax) {
+    if (wpb >= 1 && wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax) {
       c.warps = wpb;
       c.per_sm = blocks(wpb);
     }
   }
-  c.smem = bytes(c.warps > 0 ? c.warps : 1);
+  c.smem = team_smem_bytes<T>(L, c.warps > 0 ? c.warps : 1);
   if (c.warps < 1 || c.per_sm < 1)
     throw RuntimeError("radm2sorg: the warp-per-cell kernel does not fit on this GPU (" +
                        std::to_string(c.smem) + " bytes of shared memory per block)");
   if (std::getenv("WRFGPU_RADM2SORG_VERBOSE"))
-    std::fprintf(stderr, "radm2sorg team kernel: %d lanes per cell, %d warps per block, %d blocks per SM, %zu B shared\n",
-                 NL, c.warps, c.per_sm, c.smem);
+    std::fprintf(stderr, "radm2sorg team kernel: %d warps per block, %d blocks per SM, %zu B shared\n",
+                 c.warps, c.per_sm, c.smem);
   c.dev = dev;
   c.nT = L.nT;
   return c;
-}
-template <class T>
-const TeamLaunch& team_launch(const TeamLayout& L) {
-  return team_lanes() == 16 ? team_launch_nl<T, 16>(L) : team_launch_nl<T, 32>(L);
 }
 
 // The generated tables, copied to the device once (one buffer, each array 16-byte aligned).
@@ -401,17 +381,14 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
     }
     WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 1), st));
     if (warp) {
-      const std::size_t want = (n + cfg->cells_per_block() - 1) / cfg->cells_per_block();
+      const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
       const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg->per_sm * cfg->nsm, want);
       unsigned long long* next = sl.next.reserve(1);
       const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
       WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
       team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-      if (cfg->lanes == 16)
-        radm2sorg_team_kernel<T, 16><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
-      else
-        radm2sorg_team_kernel<T, 32><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
+      radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
       team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
       WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
