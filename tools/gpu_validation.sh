@@ -30,11 +30,11 @@ run() { # run NAME CMD... : log to $out/NAME.log, echo a one-line result
 for s in $stages; do
   case $s in
     version) run version "$B/bin/wrfgpu_replay" --version; cat "$out/version.log"; nvidia-smi -L ;;
-    tests) run tests "$B/bin/wrfgpu_tests"; tail -4 "$out/tests.log"; grep -E "^\[  (FAILED|SKIPPED) " "$out/tests.log" | head ;;
+    tests) run tests "$B/bin/wrfgpu_tests"; grep -E "^\[==========\] [0-9]|^\[  (PASSED|FAILED|SKIPPED)  *\] [0-9]" "$out/tests.log"; grep -E "^\[  (FAILED|SKIPPED) " "$out/tests.log" | sort -u | head ;;
     replay)
       for m in strict fast; do
         run "replay_$m" "$B/bin/wrfgpu_replay" $captures --backend both --mode $m --report "$out/replay_$m.json"
-        grep -E "^== |result:|FAIL" "$out/replay_$m.log" | head -40
+        grep -E "^== |result:|FAIL" "$out/replay_$m.log" | head -40; tail -n 1 "$out/replay_$m.log"
       done ;;
     sanitize)
       # One small capture per kernel (the smallest file of each).
