@@ -13,7 +13,6 @@
 #include "device.h"
 #include "errors.h"
 #include "finite_check.h"
-#include "host_cores.h"
 
 namespace wrfgpu {
 namespace advection {
@@ -76,8 +75,7 @@ long first_bad(const RowCheck& rc, const WrfDims& d, std::size_t sst) {
   const int nkb = rc.nk(), njb = rc.u.nj();
   const long nrow = (long)rc.nsp * njb * nkb;
   long first = LONG_MAX;
-#pragma omp parallel for schedule(static) reduction(min : first) if (nrow * rc.u.ni() > 65536) \
-    num_threads(host_threads((std::size_t)nrow * rc.u.ni()))
+#pragma omp parallel for schedule(static) reduction(min : first) if (nrow * rc.u.ni() > 65536)
   for (long r = 0; r < nrow; ++r) {
     const int k = rc.k0 + (int)(r % nkb), j = rc.u.j0 + (int)(r / nkb % njb), s = (int)(r / nkb / njb);
     const std::size_t at = rc.kind == 2 ? d.idx2(rc.u.i0, j) : d.idx3(rc.u.i0, k, j);

@@ -25,7 +25,6 @@
 #include <vector>
 #include "advection_impl.h"
 #include "cuda_util.h"
-#include "host_cores.h"
 #include "errors.h"
 #include "stream_copy.h"
 
@@ -408,7 +407,7 @@ long pack3(const float* src, std::size_t sst, int ns, const WrfDims& d, const Bo
   const int nk = b.nk(), nj = b.nj();
   const long nrow = (long)ns * nj * nk;
   long first = LONG_MAX;
-#pragma omp parallel reduction(min : first) if (nrow * (long)n > 65536) num_threads(host_threads(nrow * n))
+#pragma omp parallel reduction(min : first) if (nrow * (long)n > 65536)
   {
 #pragma omp for schedule(static) nowait
     for (long r = 0; r < nrow; ++r) {
@@ -439,7 +438,7 @@ void unpack3(const float* src, int nout, float* const* dst, std::size_t sst, int
   const std::size_t n = b.ni(), box = b.size();
   const int nk = b.nk(), nj = b.nj();
   const long nrow = (long)ns * nout * nj * nk;
-#pragma omp parallel if (nrow * (long)n > 65536) num_threads(host_threads(nrow * n))
+#pragma omp parallel if (nrow * (long)n > 65536)
   {
 #pragma omp for schedule(static) nowait
     for (long r = 0; r < nrow; ++r) {

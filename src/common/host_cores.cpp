@@ -5,21 +5,8 @@
 #include <unistd.h>
 
 #include <string>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace wrfgpu {
-
-int host_threads(std::size_t values) {
-#ifdef _OPENMP
-  const std::size_t most = (std::size_t)omp_get_max_threads();
-#else
-  const std::size_t most = 1;
-#endif
-  const std::size_t n = values / kHostValuesPerThread + 1;
-  return (int)(n < most ? n : most);
-}
 
 int host_cores_allowed() {
   cpu_set_t s;

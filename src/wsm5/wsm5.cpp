@@ -11,7 +11,6 @@
 
 #include "errors.h"
 #include "finite_check.h"
-#include "host_cores.h"
 #include "verify.h"
 #include "wsm5_backends.h"
 #include "wsm5_physics.h"
@@ -54,8 +53,7 @@ namespace {
 void scan3(const WrfDims& d, const float* f, const char* name, bool positive) {
   long first = LONG_MAX;  // linear tile index of the first bad cell (i fastest, then k, then j)
   const int ni = d.tile_ni(), nk = d.tile_nk(), nj = d.tile_nj();
-#pragma omp parallel for reduction(min : first) schedule(static) \
-    num_threads(host_threads((std::size_t)ni * nk * nj))
+#pragma omp parallel for reduction(min : first) schedule(static)
   for (long jj = 0; jj < nj; ++jj) {
     for (int kk = 0; kk < nk; ++kk) {
       const float* row = f + d.idx3(d.its, d.kts + kk, d.jts + (int)jj);

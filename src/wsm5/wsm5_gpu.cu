@@ -30,7 +30,6 @@
 #include "cuda_util.h"
 #include "device.h"
 #include "errors.h"
-#include "host_cores.h"
 #include "stream_copy.h"
 #include "wsm5_backends.h"
 #include "wsm5_physics.h"
@@ -626,7 +625,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     NvtxRange r("wsm5 unpack");
     const float* h = pin + g.offset;
     // Streaming stores into WRF's arrays too (stream_copy.h), fenced before they are read.
-#pragma omp parallel num_threads(host_threads((std::size_t)kOut3 * g.cells))
+#pragma omp parallel
     {
 #pragma omp for collapse(2) schedule(static) nowait
       for (int f = 0; f < kOut3; ++f)
@@ -645,7 +644,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     }
     if (do_re) {
       const float* hr = h + g.re_offset();
-#pragma omp parallel for collapse(2) schedule(static) num_threads(host_threads((std::size_t)kRe3 * g.cells))
+#pragma omp parallel for collapse(2) schedule(static)
       for (int r3 = 0; r3 < kRe3; ++r3)
         for (int jj = 0; jj < g.nj; ++jj)
           for (int k = 0; k < nk; ++k)
@@ -654,7 +653,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     }
     if (do_refl) {
       const float* hf = h + g.refl_offset();
-#pragma omp parallel for collapse(2) schedule(static) num_threads(host_threads(g.cells))
+#pragma omp parallel for collapse(2) schedule(static)
       for (int jj = 0; jj < g.nj; ++jj)
         for (int k = 0; k < nk; ++k)
           std::memcpy(s.refl_10cm + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
@@ -701,7 +700,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
       NvtxRange r("wsm5 pack");
       // Streaming stores into the dense staging (stream_copy.h), testing each value for what
       // scan_fields3 refuses (NaN/Inf; not > 0 in th, den, pii, p, delz).
-#pragma omp parallel reduction(| : bad_fields) num_threads(host_threads((std::size_t)kIn3 * g.cells))
+#pragma omp parallel reduction(| : bad_fields)
       {
 #pragma omp for collapse(2) schedule(static) nowait
         for (int f = 0; f < kIn3; ++f)
