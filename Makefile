@@ -128,9 +128,15 @@ bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
 	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' $(TEST_SRC) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
 
-bin/%_fortran: fortran_iface/tests/%_fortran.F90 lib/libwrfgpu.so
+# Helpers shared by the Fortran test programs (their .mod stays in build/, out of include/).
+FTEST_SUPPORT := build/fortran_iface/tests/wrfgpu_test_gpu.o
+$(FTEST_SUPPORT): fortran_iface/tests/support/wrfgpu_test_gpu.F90
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -fPIC -ffree-line-length-none -J$(@D) -c $< -o $@
+
+bin/%_fortran: fortran_iface/tests/%_fortran.F90 $(FTEST_SUPPORT) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(FC) $(FFLAGS_ALL) $< -o $@ $(WRFGPU_LINK) -lstdc++ $(LIBS)
+	$(FC) $(FFLAGS_ALL) -I$(dir $(FTEST_SUPPORT)) $< $(FTEST_SUPPORT) -o $@ $(WRFGPU_LINK) -lstdc++ $(LIBS)
 
 FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
 

@@ -24,16 +24,9 @@ program test_radm2sorg_fortran
   use, intrinsic :: iso_c_binding
   use netcdf
   use module_wrfgpu_radm2sorg
+  use wrfgpu_test_gpu, only: gpu_visible
   implicit none
   interface
-    ! dlsym(RTLD_DEFAULT = NULL, name): finds the CUDA runtime wherever the library brought
-    ! it in, and nothing in a build without CUDA (then 'auto' can only mean the CPU).
-    function c_dlsym(handle, symbol) bind(C, name='dlsym') result(f)
-      import :: c_ptr, c_funptr, c_char
-      type(c_ptr), value :: handle
-      character(kind=c_char), intent(in) :: symbol(*)
-      type(c_funptr) :: f
-    end function c_dlsym
     function c_setenv(name, value, overwrite) bind(C, name='setenv') result(r)
       import :: c_char, c_int
       character(kind=c_char), intent(in) :: name(*), value(*)
@@ -49,13 +42,6 @@ program test_radm2sorg_fortran
       character(kind=c_char) :: buf(*)
       integer(c_int) :: r
     end function c_uname
-  end interface
-  abstract interface
-    function device_count_fn(n) bind(C) result(err)
-      import :: c_int
-      integer(c_int), intent(out) :: n
-      integer(c_int) :: err
-    end function device_count_fn
   end interface
 
   character(len=*), parameter :: path = 'test_data/radm2sorg_warm_40x15x20.nc'
@@ -391,18 +377,6 @@ contains
     bits = transfer(x, bits)
   end function bits
 
-  logical function gpu_visible()
-    type(c_funptr) :: f
-    procedure(device_count_fn), pointer :: device_count
-    integer(c_int) :: n
-    gpu_visible = .false.
-    f = c_dlsym(c_null_ptr, 'cudaGetDeviceCount' // c_null_char)
-    if (.not. c_associated(f)) return
-    call c_f_procpointer(f, device_count)
-    n = 0
-    if (device_count(n) /= 0) return  ! not cudaSuccess: gpu_count() counts no GPU either
-    gpu_visible = n > 0
-  end function gpu_visible
 
   function c_string(p) result(s)
     type(c_ptr), intent(in) :: p

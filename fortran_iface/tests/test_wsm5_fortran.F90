@@ -11,26 +11,8 @@
 !-------------------------------------------------------------------------------
 program test_wsm5_fortran
   use module_wrfgpu_wsm5
-  use iso_c_binding, only: c_ptr, c_funptr, c_char, c_int, c_null_ptr, c_null_char, &
-                           c_associated, c_f_procpointer
+  use wrfgpu_test_gpu, only: gpu_visible
   implicit none
-  interface
-    ! dlsym(RTLD_DEFAULT = NULL, name): finds the CUDA runtime wherever the library brought
-    ! it in, and nothing in a build without CUDA (then 'auto' can only mean the CPU).
-    function c_dlsym(handle, symbol) bind(C, name='dlsym') result(f)
-      import :: c_ptr, c_funptr, c_char
-      type(c_ptr), value :: handle
-      character(kind=c_char), intent(in) :: symbol(*)
-      type(c_funptr) :: f
-    end function c_dlsym
-  end interface
-  abstract interface
-    function device_count_fn(n) bind(C) result(err)
-      import :: c_int
-      integer(c_int), intent(out) :: n
-      integer(c_int) :: err
-    end function device_count_fn
-  end interface
   integer, parameter :: ni = 12, nj = 7, nk = 30, h = 2
   integer, parameter :: ids = 1, ide = ni + 2*h + 1, jds = 1, jde = nj + 2*h + 1, kds = 1, kde = nk + 1
   integer, parameter :: ims = 1, ime = ni + 2*h, jms = 1, jme = nj + 2*h, kms = 1, kme = nk + 1
@@ -206,20 +188,6 @@ contains
     real, intent(in) :: v
     ieee_finite = v == v .and. abs(v) <= huge(v)
   end function ieee_finite
-
-  ! Whether the CUDA runtime in this process reports a device (what 'auto' goes by).
-  logical function gpu_visible()
-    type(c_funptr) :: f
-    procedure(device_count_fn), pointer :: device_count
-    integer(c_int) :: n
-    gpu_visible = .false.
-    f = c_dlsym(c_null_ptr, 'cudaGetDeviceCount' // c_null_char)
-    if (.not. c_associated(f)) return
-    call c_f_procpointer(f, device_count)
-    n = 0
-    if (device_count(n) /= 0) return  ! not cudaSuccess: gpu_count() counts no GPU either
-    gpu_visible = n > 0
-  end function gpu_visible
 
   logical function untouched3(a)
     real, intent(in) :: a(ims:ime,kms:kme,jms:jme)
