@@ -265,12 +265,6 @@ void on_all_ranks(F f, int rank, int nranks) {
   if (st) throw FileError(msg, st);
 }
 
-std::string fmt_e(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1e", v);
-  return b;
-}
-
 FileResult replay_file(const std::string& path, const Options& opt, Backend resolved, int rank,
                        int nranks, std::vector<OutputField>* first_outputs) {
   FileResult r;
@@ -370,13 +364,13 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
         // Written as !(x <= limit) so that a NaN figure fails.
         if (ours.max_abs >= 0) {
           const double limit = ours.max_abs + ours.max_abs_ulps * FLT_EPSILON * fr.vs_ref.max_absref;
-          fr.rule = "maxabs<=" + fmt_e(limit);
+          fr.rule = "maxabs<=" + fmt_e(limit, 1);
           fr.checked = true;
-          if (!(fr.vs_ref.max_abs <= limit)) fail("max abs difference above " + fmt_e(limit));
+          if (!(fr.vs_ref.max_abs <= limit)) fail("max abs difference above " + fmt_e(limit, 1));
         } else if (ours.compare_plmv) {
           fr.rule = "plmv";
           fr.checked = true;
-          if (!(fr.vs_ref.plmv <= r.thr.plmv_vs_ref)) fail("plmv above " + fmt_e(r.thr.plmv_vs_ref));
+          if (!(fr.vs_ref.plmv <= r.thr.plmv_vs_ref)) fail("plmv above " + fmt_e(r.thr.plmv_vs_ref, 1));
         } else {
           fr.rule = "info only";
         }
@@ -390,7 +384,7 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
         fr.checked = true;
         fr.vs_other = reduced_stats(fr.name, outs[1][n].data.data() + off, x, ni, nk, nj, ours.level_floor, ours.level_cancel,
                                     nullptr, nullptr);
-        if (!(fr.vs_other.plmv <= r.thr.plmv_gpu_cpu)) fail("GPU vs CPU plmv above " + fmt_e(r.thr.plmv_gpu_cpu));
+        if (!(fr.vs_other.plmv <= r.thr.plmv_gpu_cpu)) fail("GPU vs CPU plmv above " + fmt_e(r.thr.plmv_gpu_cpu, 1));
         if (fr.vs_other.nonfinite_ref)
           fail("the CPU output holds " + std::to_string(fr.vs_other.nonfinite_ref) + " non-finite values");
       }

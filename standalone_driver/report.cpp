@@ -9,9 +9,9 @@
 
 namespace wrfgpu {
 
-static std::string fmt_e(double v) {
+std::string fmt_e(double v, int digits) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.3e", v);
+  std::snprintf(b, sizeof b, "%.*e", digits, v);
   return b;
 }
 

@@ -37,6 +37,8 @@ struct FileResult {
   std::string note;      // printed under the summary when non-empty
 };
 
+// v in %.<digits>e, e.g. fmt_e(1e-5, 1) = "1.0e-05" (the report's figures, the pass rules).
+std::string fmt_e(double v, int digits = 3);
 void print_file_result(const FileResult& r);
 void write_json(const std::string& path, const std::vector<FileResult>& results,
                 const std::string& version_line);
