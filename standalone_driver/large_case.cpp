@@ -80,7 +80,8 @@ std::vector<std::size_t> new_shape(const std::vector<std::string>& dims, const s
   return n;
 }
 
-void write_case(const NcFile& src, NcFile& out, const std::string& in_path, const LargeCaseSpec& spec);
+void write_case(const NcFile& src, NcFile& out, const std::string& in_path, const LargeCaseSpec& spec,
+                const Growth& g);
 
 }  // namespace
 
@@ -117,7 +118,7 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
   // (a failure to create it leaves whatever is at that path alone).
   std::unique_ptr<NcFile> out(new NcFile(out_path, true));
   try {
-    write_case(src, *out, in_path, spec);
+    write_case(src, *out, in_path, spec, g);
     out.reset();
   } catch (...) {
     out.reset();
@@ -128,8 +129,8 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
 
 namespace {
 
-void write_case(const NcFile& src, NcFile& out, const std::string& in_path, const LargeCaseSpec& spec) {
-  const Growth g = growth(src, spec);
+void write_case(const NcFile& src, NcFile& out, const std::string& in_path, const LargeCaseSpec& spec,
+                const Growth& g) {
   const int its = g.its, jts = g.jts, ri0 = g.ri0, rj0 = g.rj0, ni0 = g.ni0, nj0 = g.nj0, nk0 = g.nk0;
   const long di = g.di, dj = g.dj, dk = g.dk;
   out.set_deflate(spec.deflate);
