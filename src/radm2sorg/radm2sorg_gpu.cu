@@ -61,8 +61,16 @@ __global__ void radm2sorg_kernel(CellOptions opt, StateMap map, std::size_t ncel
 }
 
 // ---- warp per cell ----------------------------------------------------------------------
-constexpr int kTeamMaxWarps = 16;  // warps (cells in flight) per block, at most (512 threads:
-                                   // one block per SM keeps one copy of the schedules)
+// Cells in flight per SM are what sets this latency-bound kernel's speed (docs/radm2sorg.md,
+// "Twenty cells per SM"). An H100 SM holds 20 of them when (a) each cell's shared block leaves
+// out the rate constants, which the kernel reads from the cell's record in global memory
+// (through L1), and (b) a thread has at most 96 registers: the register file is split over the
+// SM's four schedulers, 16 K registers each, so 5 warps per scheduler need <= 102 registers per
+// thread (allocated in steps of 8). __maxnreg__ states the cap; __launch_bounds__(640) makes ptxas
+// choose 48 registers and spill.
+constexpr int kTeamMaxWarps = 20;  // warps (cells in flight) per block, at most (one block per
+                                   // SM keeps one copy of the schedules)
+constexpr int kTeamMaxRegs = 96;
 constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // VAR, FIX, RCONST
 
 template <class T>
@@ -95,13 +103,16 @@ __host__ __device__ inline std::size_t team_sched_bytes(const kpp::TeamTables& t
   return (team_sched_ints(tb) * sizeof(int) + 15) / 16 * 16;
 }
 const kpp::TeamTables& device_team_tables();
+// A warp's shared block: the TeamLayout up to its rate constants, which stay in global memory;
+// an even count of T, so that the next block is 8-byte aligned in float too.
+__host__ __device__ inline int team_block_size(const TeamLayout& L) { return (L.rct + 1) & ~1; }
 template <class T>
 std::size_t team_smem_bytes(const TeamLayout& L, int warps) {
-  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * L.nT * sizeof(T);
+  return team_sched_bytes(device_team_tables()) + (std::size_t)warps * team_block_size(L) * sizeof(T);
 }
 
 template <class T>
-__global__ void __launch_bounds__(kTeamMaxWarps * 32)
+__global__ void __maxnreg__(kTeamMaxRegs)
     radm2sorg_team_kernel(CellOptions opt, kpp::TeamTables tb, TeamLayout L, std::size_t ncell,
                           T* __restrict__ cells,
                           int* __restrict__ stats, unsigned long long* __restrict__ next,
@@ -124,9 +135,8 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     __syncthreads();
   }
   T* block = reinterpret_cast<T*>(reinterpret_cast<char*>(team_smem) + team_sched_bytes(tb)) +
-             (std::size_t)warp * L.nT;  // one TeamLayout block per warp
+             (std::size_t)warp * team_block_size(L);  // one TeamLayout block per warp
   const kpp::TeamWork<T> w = team_work_at<T>(L, block);
-  T* rct = block + L.rct;
   T* y = block + L.y;
   double time_end;
   const kpp::RosControl ctl = cell_controls(opt, time_end);
@@ -140,8 +150,8 @@ __global__ void __launch_bounds__(kTeamMaxWarps * 32)
     c = __shfl_sync(0xffffffffu, c, 0);
     if (c >= ncell) break;
     T* b = cells + c * kCellVals;
+    const T* rct = b + mech::NVAR + mech::NFIX;  // read in place (see kTeamMaxWarps)
     for (int i = lane; i < mech::NVAR + mech::NFIX; i += 32) y[i] = b[i];
-    for (int i = lane; i < mech::NREACT; i += 32) rct[i] = b[mech::NVAR + mech::NFIX + i];
     __syncwarp();
     kpp::RosStats st;
     kpp::ros_integrate_team<Mech, T>(tm, tb, y, rct, 0.0, time_end, ctl, st, w);
