@@ -204,7 +204,8 @@ static inline kpp::TeamTables team_tables_host() {
 //     after a rejected step), uses Fcn, Yerr and K when it fits;
 //   - the error norm's terms (doubles) use K (dead once Ynew and Yerr are formed; the
 //     integrator syncs the team before writing them).
-// rct: the GPU kernel copies the cell's rate constants there (the CPU passes its own array).
+// rct: last, so that the GPU kernel's shared block can end before it (the kernel reads the
+// rate constants from the cell's record in global memory; the CPU passes its own array).
 struct TeamLayout {
   int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, b, q, rct, nT;  // offsets / size in T
 };
