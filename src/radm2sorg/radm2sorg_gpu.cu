@@ -75,7 +75,7 @@ constexpr int kTeamMaxWarps = 20;  // warps (cells in flight) per block, at most
 #define WRFGPU_TEAM_KERNEL_REGS __maxnreg__(96)
 #else
 constexpr int kTeamMaxWarps = 16;
-#define WRFGPU_TEAM_KERNEL_REGS __launch_bounds__(16 * 32)
+#define WRFGPU_TEAM_KERNEL_REGS __launch_bounds__(kTeamMaxWarps * 32)
 #endif
 constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // VAR, FIX, RCONST
 
