@@ -4,7 +4,8 @@
 Reads a generated team header (src/<model>/generated/<model>_team.h) and prints, for one
 solve (L then U, KPP's operations):
   - the term slots the warp kernel pays now: per segment of the by-rows schedule, the most
-    terms one lane runs (the lanes of a warp run side by side), summed over the segments;
+    terms one lane runs, summed over the segments (a bound); and as the kernel runs them, the
+    lanes' k-th runs side by side, each costing the longest of them;
   - the levels of the rows' dependences (a row needs every X(q) it reads: no order of the
     sums removes them);
   - the term slots if each row's sum were cut into chunks of C terms on separate lanes
@@ -35,10 +36,24 @@ def main():
     lanes = int(re.search(r"TEAM_LANES = (\d+)", src).group(1))
     nseg = (len(seg) - 1) // lanes
 
-    now = 0
+    now = aligned = 0
     for s in range(nseg):
-        now += max(sum(1 for i in range(seg[s * lanes + l], seg[s * lanes + l + 1]) if ops[i][0] == 0)
-                   for l in range(lanes))
+        runs = []  # per lane, the terms of each of its runs (a run: consecutive ops on one X(t))
+        for l in range(lanes):
+            r, last = [], None
+            for i in range(seg[s * lanes + l], seg[s * lanes + l + 1]):
+                kind, t = ops[i][0], ops[i][1]
+                if t != last:
+                    r.append(0)
+                    last = t
+                if kind == 0:
+                    r[-1] += 1
+                else:
+                    last = None  # the division ends the run
+            runs.append(r)
+        now += max(sum(r) for r in runs)
+        k = max(len(r) for r in runs)
+        aligned += sum(max(r[j] if j < len(r) else 0 for r in runs) for j in range(k))
 
     # statements: consecutive operations on one X(t), ended by its division
     stmts = []
@@ -57,7 +72,8 @@ def main():
     nlev = max(level)
     nterm = sum(len(s["terms"]) for s in stmts)
     print("%s: %d terms, %d statements" % (path, nterm, len(stmts)))
-    print("warp kernel now: %d segments, %d term slots per solve" % (nseg, now))
+    print("warp kernel now: %d segments, %d term slots per solve (%d with the lanes' k-th runs "
+          "side by side, as the kernel runs them)" % (nseg, now, aligned))
     print("row dependences: %d levels" % nlev)
     for C in (2, 3, 4, 6, 8):
         total = 0
