@@ -377,7 +377,6 @@ contains
     bits = transfer(x, bits)
   end function bits
 
-
   function c_string(p) result(s)
     type(c_ptr), intent(in) :: p
     character(len=32) :: s
