@@ -7,15 +7,28 @@ namespace wrfgpu {
 namespace radm2sorg {
 namespace WRFGPU_MODE_NS {
 
+// One cell with its arrays contiguous. Everything it calls is inlined here (GCC's flatten), so
+// that the stride is the constant 1 in the generated KPP functions and every array element is
+// a fixed offset, as in KPP's Fortran; the operations and their order are unchanged.
+template <class T>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((flatten))
+#endif
+static void cpu_cell(std::size_t c, std::size_t ncell, float* state, const float* met,
+                     float* vdrog3, const StateMap& map, const CellOptions& opt, T* var, T* fix,
+                     T* rconst, const kpp::RosWork<T>& w, int* stats) {
+  kpp::RosStats st;
+  run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, 1, st);
+  store_stats(stats, ncell, c, st);
+}
+
 template <class T>
 static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, const float* met,
                       float* vdrog3, const StateMap& map, int* stats) {
   const std::size_t nwork = kpp::ros_work_size<Mech>();
   const std::size_t per_cell = mech::NVAR + mech::NFIX + mech::NREACT + nwork;
   auto one_cell = [&](std::size_t c, T* var, T* fix, T* rconst, const kpp::RosWork<T>& w) {
-    kpp::RosStats st;
-    run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, 1, st);
-    store_stats(stats, ncell, c, st);
+    cpu_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, stats);
   };
   auto carve = [&](std::vector<T>& buf, T*& var, T*& fix, T*& rconst) {
     buf.assign(per_cell, T(0));
