@@ -24,7 +24,11 @@ DEFS    := -DWRFGPU_HAVE_CUDA=$(CUDA)
 CXXSTD      := -std=c++17
 CXXFLAGS    ?= -O2 -g -ffp-contract=off
 CXXBASE     := $(CXXSTD) -fPIC $(OPENMP_FLAGS) -Wall -Wno-unknown-pragmas $(DEFS) $(INCS)
-CXX_STRICT  := -O2 -ffp-contract=off -fno-fast-math
+# Strict CPU backends: the optimisation flags of WRF's own gfortran build (configure.wrf
+# FCOPTIM: -O2 -ftree-vectorize -funroll-loops). Without -ffast-math the vectoriser keeps every
+# operation and its order (no reassociation, no vector maths library), so results are the same
+# bits; no FMA contraction, as WRF's x86-64 build.
+CXX_STRICT  := -O2 -ftree-vectorize -funroll-loops -ffp-contract=off -fno-fast-math
 CXX_FAST    := -O3 -ffast-math
 NVCCBASE    := $(CXXSTD) $(CUDA_GENCODE) -Xcompiler -fPIC,$(OPENMP_FLAGS) -lineinfo $(DEFS) $(INCS)
 NVCC_STRICT := -O3 --fmad=false -prec-div=true -prec-sqrt=true -ftz=false
