@@ -74,23 +74,23 @@ lib: lib/libwrfgpu.a lib/libwrfgpu.so headers
 
 # ---- compile rules ------------------------------------------------------------------------
 # Header dependencies are coarse on purpose: any header change rebuilds, so a stale object
-# can never hide a change in shared physics.
-$(BUILD)/%.o: %.cpp $(HEADERS) configure.wrfgpu
+# can never hide a change in shared physics; so does a change of this file's compiler flags.
+$(BUILD)/%.o: %.cpp $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXBASE) $(CXXFLAGS) -c $< -o $@
-$(BUILD)/%_strict.o: %.cpp $(HEADERS) configure.wrfgpu
+$(BUILD)/%_strict.o: %.cpp $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXBASE) $(CXX_STRICT) -g -DWRFGPU_MODE_NS=strict -c $< -o $@
-$(BUILD)/%_fast.o: %.cpp $(HEADERS) configure.wrfgpu
+$(BUILD)/%_fast.o: %.cpp $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXBASE) $(CXX_FAST) -g -DWRFGPU_MODE_NS=fast -c $< -o $@
-$(BUILD)/%.o: %.cu $(HEADERS) configure.wrfgpu
+$(BUILD)/%.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCBASE) -O3 -c $< -o $@
-$(BUILD)/%_strict.o: %.cu $(HEADERS) configure.wrfgpu
+$(BUILD)/%_strict.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCBASE) $(NVCC_STRICT) -DWRFGPU_MODE_NS=strict -c $< -o $@
-$(BUILD)/%_fast.o: %.cu $(HEADERS) configure.wrfgpu
+$(BUILD)/%_fast.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCBASE) $(NVCC_FAST) -DWRFGPU_MODE_NS=fast -c $< -o $@
 # Fortran modules: .mod files go to include/ for WRF and the Fortran tests.
