@@ -44,6 +44,22 @@ for t in tests/driver/*.sh; do
     *) echo "FAILED: $t"; failed=$((failed + 1)) ;;
   esac
 done
+# The ensemble consistency test (tools/ect): unittest, one count per test method, run with the
+# python tools/ect/ect uses (Debian's, with numpy, scipy, netCDF4 and matplotlib).
+py=""
+for c in python3 /usr/bin/python3; do
+  command -v "$c" >/dev/null 2>&1 && "$c" -c 'import numpy, scipy, netCDF4, matplotlib' 2>/dev/null && { py=$c; break; }
+done
+for t in tests/ect/test_*.py; do
+  [ -f "$t" ] || continue
+  echo "== $t"
+  if [ -z "$py" ]; then echo "FAILED: no python3 with numpy, scipy, netCDF4, matplotlib (tools/install_deps.sh)"; failed=$((failed + 1)); continue; fi
+  "$py" -m unittest -v "$t" > "$log" 2>&1; rc=$?
+  cat "$log"
+  p=$(grep -c '\.\.\. ok$' "$log"); f=$(grep -c -E '\.\.\. (FAIL|ERROR)$' "$log")
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "FAILED: $t did not finish"; failed=$((failed + 1)); fi
+done
 rm -f "$log"
 echo
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,0 +1,1 @@
+"""wrfect: the ensemble consistency test for WRF runs (tools/ect/README.md)."""
