@@ -121,6 +121,13 @@ def cmd_calibrate(a):
     x, names = s.matrix(ti, layers)
     nvar = int((x.std(0, ddof=1) > 0).sum())
     npcs = [int(v) for v in a.npc_list.split(",")]
+    small = min([nvar] + [int(v) for v in (a.sizes.split(",") if a.sizes else [])])
+    if any(p >= small for p in npcs):
+        print(f"\nnPC >= {small} left out: the smallest ensemble and {nvar} varying statistics "
+              f"span fewer PCs ({[p for p in npcs if p >= small]})")
+        npcs = [p for p in npcs if p < small]
+        if not npcs:
+            raise EctInputError(f"calibrate: every nPC asked for needs more than {small - 1} PCs")
     sigmas = [float(v) for v in a.sigma_list.split(",")]
     sizes = [int(v) for v in a.sizes.split(",")] if a.sizes else []
     full, by_size, train = false_positive_rates(s, ti, layers, npcs, sigmas, folds=a.folds,

@@ -32,8 +32,15 @@ def use_theta_m(namelist_path):
     return int(m.group(1)) if m else 1   # Registry.EM_COMMON default: 1
 
 
+
+
 def perturb_wrfinput(src, dst, member, seed, theta_m):
     """Copies src to dst with theta perturbed; returns the fields changed and cells moved."""
+    with wstats.quiet_hdf5():
+        return _perturb(src, dst, member, seed, theta_m)
+
+
+def _perturb(src, dst, member, seed, theta_m):
     import netCDF4
     shutil.copyfile(src, dst)
     fields = ["THM", "T"] if theta_m else ["T"]
@@ -91,7 +98,6 @@ class Runner:
         self.keep = keep_wrfout
         self.timeout = timeout
         self.theta_m = use_theta_m(self.namelist)
-        self._lock = threading.Lock()
 
     def member_dir(self, member):
         return os.path.join(self.out, f"m{member:04d}")

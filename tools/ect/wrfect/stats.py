@@ -13,12 +13,35 @@ are all 1. Vertical weights are the eta thicknesses (|DNW| for mass levels, half
 adjacent |DNW| for the w levels), i.e. the fraction of the column's dry-air mass.
 """
 
+import os
+import threading
+
 import numpy as np
 
 try:
     import netCDF4
 except ImportError:  # pragma: no cover - reported by the command-line wrapper
     netCDF4 = None
+
+
+class quiet_hdf5:
+    """HDF5 prints a diagnostic stack to fd 2 for every optional attribute (the _Quantize*
+    ones) that netCDF-C probes while netCDF4-python opens the variables of a NetCDF-4 file;
+    real errors still raise. fd 2 is process-wide, hence one file at a time."""
+
+    _lock = threading.Lock()
+
+    def __enter__(self):
+        self._lock.acquire()
+        self.saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self._lock.release()
 
 
 class EctInputError(Exception):
@@ -116,13 +139,14 @@ def read_wrfout(paths):
         paths = [paths]
     out = None
     for path in sorted(paths):
-        try:
-            nc = netCDF4.Dataset(path)
-        except (OSError, RuntimeError) as e:
-            raise EctInputError(f"{path}: cannot be read as NetCDF ({e})")
-        with nc:
-            nc.set_auto_mask(False)
-            one = _read_one(nc, path)
+        with quiet_hdf5():
+            try:
+                nc = netCDF4.Dataset(path)
+            except (OSError, RuntimeError) as e:
+                raise EctInputError(f"{path}: cannot be read as NetCDF ({e})")
+            with nc:
+                nc.set_auto_mask(False)
+                one = _read_one(nc, path)
         if out is None:
             out = one
             continue
