@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 
 import numpy as np
