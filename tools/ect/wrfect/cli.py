@@ -1,7 +1,6 @@
 """Command line of the WRF ensemble consistency test (tools/ect/ect --help)."""
 
 import argparse
-import glob
 import os
 import sys
 
