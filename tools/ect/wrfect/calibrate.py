@@ -53,6 +53,7 @@ def false_positive_rates(summary, ti, layers, npc_list, sigma_list, folds=5, siz
                          seed=0, max_combos=20000):
     """FPR[(npc, m)] over all folds, and FPR by ensemble size for the same grid."""
     x, names = summary.matrix(ti, layers)
+    frozen = summary.unevolved(ti, layers)
     n = x.shape[0]
     if folds < 2 or n // folds < 3:
         raise EctInputError(f"calibrate: {n} members cannot make {folds} folds of at least 3 held-out runs")
@@ -70,7 +71,7 @@ def false_positive_rates(summary, ti, layers, npc_list, sigma_list, folds=5, siz
                 train = np.concatenate([parts[g] for g in range(folds) if g != f])
                 if size is not None:
                     train = rng.choice(train, size, replace=False)
-                pca = Pca(x[train], names, npc_max)
+                pca = Pca(x[train], names, npc_max, frozen=frozen)
                 for m in sigma_list:
                     for p, (fails, count) in _fails_by_npc(pca, x[held], m, npc_list,
                                                            max_combos, rng).items():

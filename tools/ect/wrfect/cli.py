@@ -50,6 +50,7 @@ def _add_run_args(p):
     p.add_argument("--seed", type=int, default=1, help="seed of the perturbation generator")
     p.add_argument("--keep-wrfout", action="store_true", help="keep each run's wrfout files")
     p.add_argument("--timeout", type=float, default=3600, help="seconds one run may take")
+    p.add_argument("--inputs-from", help="take each member's wrfinput from DIR/m<id>/ (made by `ect perturb`)")
 
 
 def _runner(a):
@@ -58,7 +59,7 @@ def _runner(a):
             raise EctInputError(f"--{opt.replace('_', '-')} is needed to make runs")
     return Runner(a.wrf_exe, a.rundir, a.wrfinput, a.namelist, a.out, jobs=a.jobs, mpi=a.mpi,
                   env=_env(a.env), seed=a.seed, keep_wrfout=a.keep_wrfout, timeout=a.timeout,
-                  extra_inputs=a.input)
+                  extra_inputs=a.input, inputs_from=getattr(a, "inputs_from", None))
 
 
 def cmd_run(a):
@@ -67,6 +68,17 @@ def cmd_run(a):
     sts = [wstats.load(os.path.join(d, "stats.npz")) for d in dirs]
     check_members_differ(sts, [os.path.basename(d) for d in dirs])
     print(f"ect run: {len(dirs)} runs in {a.out}; statistics in m*/stats.npz")
+    return 0
+
+
+def cmd_perturb(a):
+    from .members import perturb_wrfinput, use_theta_m
+    theta_m = use_theta_m(a.namelist)
+    for m in _ids(a.members):
+        d = os.path.join(a.out, f"m{m:04d}")
+        os.makedirs(d, exist_ok=True)
+        changed = perturb_wrfinput(a.wrfinput, os.path.join(d, "wrfinput_d01"), m, a.seed, theta_m)
+        print(f"m{m:04d}: " + ", ".join(f"{k} {v} cells moved" for k, v in changed.items()))
     return 0
 
 
@@ -118,7 +130,7 @@ def cmd_calibrate(a):
         print(f"| {t} | {nv} | {share:.2f} | {rel:.2e} |")
     ti = s.time_index(a.time)
     x, names = s.matrix(ti, layers)
-    nvar = int((x.std(0, ddof=1) > 0).sum())
+    nvar = int(((x.std(0, ddof=1) > 0) & ~s.unevolved(ti, layers)).sum())
     npcs = [int(v) for v in a.npc_list.split(",")]
     small = min([nvar] + [int(v) for v in (a.sizes.split(",") if a.sizes else [])])
     if any(p >= small for p in npcs):
@@ -166,13 +178,14 @@ def cmd_test(a):
     sts = [wstats.load_run(r) for r in a.runs]
     x, names = s.matrix(ti, layers)
     runs = np.stack([s.run_vector(st, ti, layers, r) for st, r in zip(sts, a.runs)])
-    pca = Pca(x, names, npc)
+    pca = Pca(x, names, npc, frozen=s.unevolved(ti, layers))
     if s.size <= len(pca.names):
         print(f"warning: {s.size} members for {len(pca.names)} varying statistics: the PCs are "
               f"estimated from fewer members than statistics")
     ok, failing, outside, scores = verdict(pca, runs, sigma)
     print(f"ensemble {a.ensemble}: {s.size} members; test time {s.times[ti]}; {len(pca.names)} varying "
-          f"statistics ({len(pca.dropped)} without spread dropped), {layers} layer(s) per 3-D field")
+          f"statistics ({len(pca.dropped)} left out: no spread, or never changed by the model), "
+          f"{layers} layer(s) per 3-D field")
     print(f"rule: a run fails PC j when |score| > {sigma:g} sigma_j; PC j fails when >= {MIN_RUN_FAIL} "
           f"of {len(runs)} runs fail it; FAIL when >= {MIN_PC_FAIL} of the first {npc} PCs fail")
     print("| PC | sigma | explained | " + " | ".join(f"{l} score/sigma" for l in labels) + " |")
@@ -218,6 +231,14 @@ def main(argv=None):
     p = sub.add_parser("run", help="run perturbed members of any build (candidate runs)")
     _add_run_args(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("perturb", help="only write the perturbed wrfinputs (OUT/m<id>/wrfinput_d01)")
+    p.add_argument("--wrfinput", required=True)
+    p.add_argument("--namelist", required=True, help="read for use_theta_m")
+    p.add_argument("--members", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_perturb)
 
     p = sub.add_parser("stats", help="statistics of one run from its wrfout file(s)")
     p.add_argument("wrfout", nargs="+")

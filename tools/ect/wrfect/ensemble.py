@@ -68,6 +68,15 @@ class Summary:
             cols.append(self.surface[k][:, ti])
         return np.stack(cols, 1), names
 
+    def unevolved(self, ti, layers):
+        """Statistics the model never changed: in every member the same at output time ti as
+        at the first output. Those that still differ between members (TSK and TMN of an
+        idealised case, set once from the perturbed initial theta) carry the perturbation's
+        fingerprint, not the build's: the test leaves them out."""
+        if ti == 0:
+            return np.zeros(self.matrix(0, layers)[0].shape[1], bool)
+        return np.all(self.matrix(ti, layers)[0] == self.matrix(0, layers)[0], axis=0)
+
     def save(self, path):
         arrays = {"times": np.array(self.times), "grid": self.grid, "ids": np.array(self.ids)}
         for k, v in self.levels.items():
@@ -140,7 +149,7 @@ def check_compatible(ref, st, label, ref_label):
 class Pca:
     """The ensemble's standardisation and principal components at one time."""
 
-    def __init__(self, x, names, npc):
+    def __init__(self, x, names, npc, frozen=None):
         n, v = x.shape
         if n < 3:
             raise EctInputError(f"ensemble: {n} members; at least 3 are needed")
@@ -149,6 +158,8 @@ class Pca:
         # Statistics that do not vary across the ensemble (static fields, fields still zero at
         # the test time) carry no spread to test against: dropped, as pyCECT does.
         self.keep = self.std > 0
+        if frozen is not None:
+            self.keep &= ~frozen
         self.names = [nm for nm, k in zip(names, self.keep) if k]
         self.dropped = [nm for nm, k in zip(names, self.keep) if not k]
         z = (x[:, self.keep] - self.mean[self.keep]) / self.std[self.keep]

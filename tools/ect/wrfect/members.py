@@ -72,7 +72,8 @@ class Runner:
     """Runs members of one build in parallel, with a progress line."""
 
     def __init__(self, wrf_exe, rundir, wrfinput, namelist, out, jobs=1, mpi=1,
-                 env=None, seed=1, keep_wrfout=False, timeout=3600, extra_inputs=()):
+                 env=None, seed=1, keep_wrfout=False, timeout=3600, extra_inputs=(),
+                 inputs_from=None):
         for label, p in (("wrf.exe", wrf_exe), ("wrfinput", wrfinput), ("namelist", namelist)):
             if not os.path.isfile(p):
                 raise EctInputError(f"{p}: no such file (the {label} to run)")
@@ -90,6 +91,10 @@ class Runner:
         self.mpi = mpi
         self.env = dict(os.environ)
         self.env.update(env or {})
+        if os.geteuid() == 0:
+            # Open MPI refuses root unless told; runs here are as the user asked.
+            self.env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            self.env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         if "OMP_NUM_THREADS" not in (env or {}):
             # Members run side by side: one thread each unless asked otherwise.
             self.env["OMP_NUM_THREADS"] = "1"
@@ -97,6 +102,9 @@ class Runner:
         self.keep = keep_wrfout
         self.timeout = timeout
         self.theta_m = use_theta_m(self.namelist)
+        # Perturbed wrfinputs made earlier (`ect perturb`), e.g. on a host whose Python lacks
+        # netCDF4: copied, not made again.
+        self.inputs_from = os.path.abspath(inputs_from) if inputs_from else None
 
     def member_dir(self, member):
         return os.path.join(self.out, f"m{member:04d}")
@@ -115,6 +123,12 @@ class Runner:
         for p in self.extra_inputs:
             os.symlink(p, os.path.join(d, os.path.basename(p)))
         shutil.copyfile(self.namelist, os.path.join(d, "namelist.input"))
+        if self.inputs_from:
+            src = os.path.join(self.inputs_from, f"m{member:04d}", "wrfinput_d01")
+            if not os.path.isfile(src):
+                raise EctInputError(f"{src}: no such file (perturbed input of member {member})")
+            shutil.copyfile(src, os.path.join(d, "wrfinput_d01"))
+            return d, None
         changed = perturb_wrfinput(self.wrfinput, os.path.join(d, "wrfinput_d01"), member,
                                    self.seed, self.theta_m)
         return d, changed

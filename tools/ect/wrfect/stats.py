@@ -133,20 +133,12 @@ def read_wrfout(paths):
     Returns a dict: times (list of str), grid (array), levels {name: (T, K) level means},
     surface {name: (T,) means}, vweights {name: (K,) vertical weights}.
     """
-    if netCDF4 is None:
-        raise EctInputError("the Python package netCDF4 is missing (tools/install_deps.sh installs it)")
     if isinstance(paths, str):
         paths = [paths]
     out = None
     for path in sorted(paths):
-        with quiet_hdf5():
-            try:
-                nc = netCDF4.Dataset(path)
-            except (OSError, RuntimeError) as e:
-                raise EctInputError(f"{path}: cannot be read as NetCDF ({e})")
-            with nc:
-                nc.set_auto_mask(False)
-                one = _read_one(nc, path)
+        with quiet_hdf5(), _open(path) as nc:
+            one = _read_one(nc, path)
         if out is None:
             out = one
             continue
@@ -164,6 +156,57 @@ def read_wrfout(paths):
         for k in out[d]:
             out[d][k] = out[d][k][order]
     return out
+
+
+class _ClassicFile:
+    """A NetCDF classic (CDF-1/CDF-2) file through scipy.io, with the few netCDF4.Dataset
+    calls this module makes: for a Python that has scipy but not netCDF4 (a GPU host's);
+    WRF writes such files with use_netcdf_classic = .true."""
+
+    def __init__(self, path):
+        from scipy.io import netcdf_file
+        self.f = netcdf_file(path, "r", mmap=False)
+        self.variables = {k: _ClassicVar(v) for k, v in self.f.variables.items()}
+
+    def ncattrs(self):
+        return list(self.f._attributes)
+
+    def getncattr(self, a):
+        return self.f._attributes[a]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+
+class _ClassicVar:
+    def __init__(self, v):
+        self.v = v
+        self.dimensions = v.dimensions
+        self.dtype = v.data.dtype
+
+    def __getitem__(self, idx):
+        return self.v.data[idx]
+
+
+def _open(path):
+    """netCDF4.Dataset where netCDF4 is installed, else scipy's reader of classic files."""
+    if netCDF4 is not None:
+        try:
+            nc = netCDF4.Dataset(path)
+        except (OSError, RuntimeError) as e:
+            raise EctInputError(f"{path}: cannot be read as NetCDF ({e})")
+        nc.set_auto_mask(False)
+        return nc
+    try:
+        return _ClassicFile(path)
+    except ImportError:
+        raise EctInputError("neither netCDF4 nor scipy is installed (tools/install_deps.sh installs both)")
+    except (OSError, ValueError, TypeError) as e:
+        raise EctInputError(f"{path}: cannot be read as NetCDF classic without netCDF4 ({e}); "
+                            "WRF writes classic files with use_netcdf_classic = .true.")
 
 
 def _read_one(nc, path):
