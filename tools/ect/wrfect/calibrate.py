@@ -27,7 +27,7 @@ def normality_by_time(summary, layers, alpha=0.05):
     for ti, t in enumerate(summary.times):
         x, _ = summary.matrix(ti, layers)
         sd = x.std(0, ddof=1)
-        keep = sd > 0
+        keep = (sd > 0) & ~summary.unevolved(ti, layers)
         if keep.sum() == 0 or x.shape[0] < 3:
             rows.append((t, 0, 0.0, 0.0))
             continue

@@ -30,7 +30,7 @@ def draw(summary, ti, runs, labels, path, title):
                 j = st["times"].index(summary.times[ti])
                 ax.plot(st["levels"][f][j] - mean, k, color=colours[i % len(colours)], lw=0.9, label=lab)
             ax.set_ylabel("model level k")
-            ax.set_xlabel(f"{f} level mean minus ensemble mean")
+            ax.set_xlabel(f"{f} level mean minus ensemble mean", fontsize=8)
             ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
         else:
             ens = summary.surface[f]                             # (N, T)
@@ -42,10 +42,11 @@ def draw(summary, ti, runs, labels, path, title):
                 tt = [summary.times.index(st["times"][j]) for j in idx]
                 ax.plot(tt, st["surface"][f][idx] - mean[tt], color=colours[i % len(colours)], lw=0.9)
             ax.axvline(ti, color="k", lw=0.5, ls=":")
-            ax.set_xticks(t[:: max(1, len(t) // 4)])
-            ax.set_xticklabels([summary.times[i][11:16] for i in t[:: max(1, len(t) // 4)]])
+            step = max(1, -(-len(t) // 4))
+            ax.set_xticks(t[::step])
+            ax.set_xticklabels([summary.times[i][11:16] for i in t[::step]], fontsize=8)
             ax.set_xlabel("time (test time dotted)")
-            ax.set_ylabel(f"{f} domain mean minus ensemble mean (mm)")
+            ax.set_ylabel(f"{f} domain mean minus ensemble mean (mm)", fontsize=8)
     axes[0].legend(fontsize=7, loc="best")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
