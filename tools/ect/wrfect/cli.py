@@ -204,7 +204,7 @@ def cmd_test(a):
     worst = np.argsort(-np.abs(z).min(0))[:5]
     print("largest standardised departures (smallest |z| of the runs): " +
           ", ".join(f"{pca.names[i]} {np.abs(z[:, i]).min():.1f}" for i in worst))
-    for j in np.flatnonzero(~pca.keep):
+    for j in np.flatnonzero(pca.std == 0):   # not the unevolved ones: those do vary
         for r, lab in zip(runs, labels):
             ref = pca.mean[j]
             if abs(r[j] - ref) > 1e-6 * max(abs(ref), 1e-30):
