@@ -9,6 +9,7 @@
 #include <exception>
 #include "advection.h"
 #include "call_timing.h"
+#include "config.h"
 #include "errors.h"
 
 using namespace wrfgpu;
@@ -57,11 +58,10 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
     in.c1 = c1; in.c2 = c2; in.fzm = fzm; in.fzp = fzp; in.rdzw = rdzw;
     in.rdx = *rdx; in.rdy = *rdy; in.dt = *dt; in.time_step = *time_step;
     in.accumulate = *accumulate != 0;
-    if (const char* c = std::getenv("WRFGPU_ADVECT_CHECK")) in.check_finite = c[0] != '0';
+    in.check_finite = config::flag("WRFGPU_ADVECT_CHECK").value_or(in.check_finite);
     const Backend b = *backend == 1 ? Backend::Cpu : *backend == 2 ? Backend::Gpu
                     : *backend == 3 ? Backend::Both : backend_from_env(Backend::Auto);
-    Mode m = Mode::Strict;
-    if (const char* e = std::getenv("WRFGPU_MODE")) m = parse_mode(e);
+    const Mode m = mode_from_env(Mode::Strict);
     adv::AdvectTimings t;
     if (*pd) adv::run_pd(b, m, in, &t); else adv::run_unlimited(b, m, in, &t);
     record_call(*pd ? "advect_pd" : "advect", t.kernel_ms, t.h2d_ms, t.d2h_ms, t.total_ms);

@@ -35,9 +35,16 @@ MODULE module_wrfgpu_advect
   INTEGER, SAVE :: batch_first = 1, batch_last = 0, batch_pd = -1
   INTEGER, SAVE :: batch_box(6) = 0        ! ips, ipe, jps, jpe, kps, kpe of the held batch
   CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
-  INTEGER, SAVE :: batch_off = -1          ! WRFGPU_ADVECT_BATCH=0 turns batching off (1)
+  LOGICAL, SAVE :: batch_off_told = .FALSE. ! WRFGPU_ADVECT_BATCH=0 said once
 
   INTERFACE
+    ! config_bridge.cpp: a WRFGPU_* flag through the library's settings table (1/0, dflt
+    ! when unset; a value that is not a flag stops the program naming it)
+    INTEGER(C_INT) FUNCTION wrfgpu_config_flag(name, dflt) BIND(C, NAME='wrfgpu_config_flag')
+      IMPORT :: C_CHAR, C_INT
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: name(*)
+      INTEGER(C_INT), VALUE :: dflt
+    END FUNCTION wrfgpu_config_flag
     SUBROUTINE wrfgpu_advect_run(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom, &
          mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,        &
          flags, dims, accumulate, backend, times, ierr) BIND(C, name='wrfgpu_advect_run')
@@ -131,14 +138,14 @@ CONTAINS
     INTEGER(C_INT) :: dims(18), ierr, b, f(16)
     REAL(C_DOUBLE) :: t(4)
     REAL(C_FLOAT) :: unused(1)
-    CHARACTER(LEN=8) :: env
+    INTEGER :: batch_off
 
     CALL wrfgpu_advect_batch_end()
-    IF (batch_off < 0) THEN   ! WRFGPU_ADVECT_BATCH=0: per-species calls, as without this hook
-      CALL GET_ENVIRONMENT_VARIABLE('WRFGPU_ADVECT_BATCH', env)
-      batch_off = MERGE(1, 0, TRIM(env) == '0')
-      IF (batch_off == 1) WRITE(*, '(A)') 'wrfgpu: WRFGPU_ADVECT_BATCH=0: scalar advection '// &
-                                          'per species (no batched calls)'
+    ! WRFGPU_ADVECT_BATCH=0: per-species calls, as without this hook (read at each call)
+    batch_off = 1 - wrfgpu_config_flag('WRFGPU_ADVECT_BATCH' // C_NULL_CHAR, 1_C_INT)
+    IF (batch_off == 1 .AND. .NOT. batch_off_told) THEN
+      WRITE(*, '(A)') 'wrfgpu: WRFGPU_ADVECT_BATCH=0: scalar advection per species (no batched calls)'
+      batch_off_told = .TRUE.
     END IF
     IF (batch_off == 1) THEN
       ierr = 0

@@ -15,12 +15,18 @@ MODULE module_wrfgpu_radm2sorg
   PUBLIC :: wrfgpu_radm2sorg, wrfgpu_radm2sorg_chem_name, wrfgpu_radm2sorg_ph_name, &
             wrfgpu_radm2sorg_on
 
-  INTEGER, SAVE :: radm2sorg_on = -1   ! WRFGPU_RADM2SORG=0: WRF's own KPP code runs (0)
 
   INTEGER, PARAMETER, PUBLIC :: wrfgpu_radm2sorg_nchem = 41, wrfgpu_radm2sorg_nrad = 17, &
                                 wrfgpu_radm2sorg_nph = 21, wrfgpu_radm2sorg_ldrog = 17
 
   INTERFACE
+    ! config_bridge.cpp: a WRFGPU_* flag through the library's settings table (1/0, dflt
+    ! when unset; a value that is not a flag stops the program naming it)
+    INTEGER(C_INT) FUNCTION wrfgpu_config_flag(name, dflt) BIND(C, NAME='wrfgpu_config_flag')
+      IMPORT :: C_CHAR, C_INT
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: name(*)
+      INTEGER(C_INT), VALUE :: dflt
+    END FUNCTION wrfgpu_config_flag
     SUBROUTINE c_run(chem, num_chem, p_chem, rad, qv, t_phy, p_phy, rho, ph, dtstepc, vdrog3, &
                      ldrog, p_nu0, dims, backend, stats, ierr) BIND(C, NAME='wrfgpu_radm2sorg_run')
       IMPORT :: C_PTR, C_INT, C_FLOAT, C_LONG_LONG
@@ -42,14 +48,9 @@ CONTAINS
 
   ! .TRUE. unless the environment sets WRFGPU_RADM2SORG=0, which leaves RADM2SORG_KPP to WRF's
   ! own kpp_mechanism_driver in the same wrf.exe (an A/B run against WRF's chemistry, with
-  ! everything else unchanged). Read once per process.
+  ! everything else unchanged). Read at each call, as every setting (src/common/config.h).
   LOGICAL FUNCTION wrfgpu_radm2sorg_on()
-    CHARACTER(LEN=8) :: env
-    IF (radm2sorg_on < 0) THEN
-      CALL GET_ENVIRONMENT_VARIABLE('WRFGPU_RADM2SORG', env)
-      radm2sorg_on = MERGE(0, 1, TRIM(env) == '0')
-    END IF
-    wrfgpu_radm2sorg_on = radm2sorg_on == 1
+    wrfgpu_radm2sorg_on = wrfgpu_config_flag('WRFGPU_RADM2SORG' // C_NULL_CHAR, 1_C_INT) == 1
   END FUNCTION wrfgpu_radm2sorg_on
 
   ! WRF name of state chem field q (1..41) or radical (42..58): the order p_chem must follow.

@@ -2,11 +2,14 @@
 // (fortran_iface/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_interfaces.md D.5.
 // Exceptions never cross into Fortran: the message is printed and *ierr set (2 bad input,
 // 1 runtime failure, including cells whose integration failed).
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include "call_timing.h"
 #include "errors.h"
+#include "modes.h"
 #include "radm2sorg.h"
 
 using namespace wrfgpu;
@@ -61,11 +64,14 @@ void wrfgpu_radm2sorg_run(float* chem, const int* num_chem, const int* p_chem, f
     r2::Options o;
     o.backend = *backend == 1 ? Backend::Cpu : *backend == 2 ? Backend::Gpu
                                                                : backend_from_env(Backend::Auto);
-    if (const char* m = std::getenv("WRFGPU_MODE")) o.mode = parse_mode(m);
+    o.mode = mode_from_env(o.mode);
     o.dtstepc = *dtstepc;
     o.p_nu0 = *p_nu0;
     o.throw_on_failure = false;
+    const auto t0 = std::chrono::steady_clock::now();
     r2::Stats s = r2::run_wrf(o, a);
+    record_call("radm2sorg", s.gpu_kernel_ms, s.gpu_h2d_ms, s.gpu_d2h_ms,
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (stats) {
       long long t[3] = {0, 0, 0};
       for (std::size_t c = 0; c < s.nstp.size(); ++c) { t[0] += s.nstp[c]; t[1] += s.nacc[c]; t[2] += s.nrej[c]; }

@@ -19,10 +19,12 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unistd.h>
 
 #include "device.h"
 #include "host_cores.h"
 #include "call_timing.h"
+#include "config.h"
 #include "errors.h"
 #include "modes.h"
 #include "wrf_dims.h"
@@ -61,10 +63,7 @@ Backend backend() {
   if (g_backend_set) return g_backend;
   return backend_from_env(Backend::Gpu);
 }
-Mode mode() {
-  const char* m = std::getenv("WRFGPU_MODE");
-  return (m && *m) ? parse_mode(m) : Mode::Strict;
-}
+Mode mode() { return mode_from_env(Mode::Strict); }
 
 // wsm5init is redone only when the constants change (WRF passes the same ones every call).
 const wsm5::Constants& constants_for(const wsm5::Constants& base, float dens) {
@@ -90,25 +89,56 @@ extern "C" {
 
 // main/module_wrf_top.F: one call per MPI rank at start-up. mydevice is the rank's index
 // among the ranks on its host; the GPU used is mydevice modulo the visible devices.
+// A rank that cannot use its GPU stops the job here (exit 1, under mpirun the whole job),
+// saying which rank, on which host and why: a GPU run never falls back to the CPU silently.
 void wsm5_gpu_init_(int* myproc, int* nproc, int* mydevice) {
-  guarded("wsm5_gpu_init", [&] {
-    const Backend b = backend();
-    if (b == Backend::Cpu) {
-      std::printf("wrfgpu: rank %d of %d runs WSM5 on the CPU backend (WRFGPU_BACKEND=cpu)\n",
-                  *myproc, *nproc);
-      return;
-    }
-    if (b == Backend::Auto && gpu_count() == 0) {
-      std::printf("wrfgpu: rank %d of %d: no GPU visible, WSM5 runs on the CPU backend\n",
-                  *myproc, *nproc);
-      return;
-    }
+  Backend b = Backend::Gpu;
+  guarded("wsm5_gpu_init", [&] { b = backend(); });  // a bad WRFGPU_BACKEND stops here
+  if (b == Backend::Cpu) {
+    std::printf("wrfgpu: rank %d of %d runs WSM5 on the CPU backend (WRFGPU_BACKEND=cpu)\n",
+                *myproc, *nproc);
+    return;
+  }
+  if (b == Backend::Auto && gpu_count() == 0) {
+    std::printf("wrfgpu: rank %d of %d: no GPU visible, WSM5 runs on the CPU backend\n",
+                *myproc, *nproc);
+    return;
+  }
+  char host[128] = {0};
+  gethostname(host, sizeof host - 1);
+  const std::optional<std::string> pipe = config::external("CUDA_MPS_PIPE_DIRECTORY");
+  const char* mps_pipe = pipe ? pipe->c_str() : nullptr;
+  try {
     const int id = gpu_select(-1, *mydevice);
     const DeviceInfo d = gpu_info(id);
-    std::printf("wrfgpu: rank %d of %d uses GPU %d (%s, PCI %s) for WSM5%s\n", *myproc, *nproc,
-                id, d.name.c_str(), d.pci_bus_id.c_str(), host_cores_note().c_str());
+    // A pipe directory says the user means MPS; a context that is not an MPS client then
+    // means no control daemon listens there (CUDA itself carries on without MPS).
+    if (mps_pipe && *mps_pipe && !d.mps)
+      throw RuntimeError(std::string("CUDA_MPS_PIPE_DIRECTORY=") + mps_pipe +
+                         " is set, but this rank's GPU context is not an MPS client: no MPS "
+                         "control daemon runs there (start it: tools/mps.sh start, or unset "
+                         "the variable)");
+    // Ranks of this host sharing one GPU (Open MPI's local size; other launchers: unknown).
+    const std::optional<std::string> ls = config::external("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int local = ls ? std::atoi(ls->c_str()) : 0, ngpu = gpu_count();
+    std::string sharing;
+    if (d.mps)
+      sharing = ", through MPS";
+    else if (ngpu > 0 && local > ngpu)
+      sharing = ", shared by " + std::to_string((local + ngpu - 1) / ngpu) +
+                " ranks without MPS (their contexts time-slice the GPU: tools/mps.sh start)";
+    std::printf("wrfgpu: rank %d of %d uses GPU %d (%s, PCI %s%s) for WSM5%s\n", *myproc,
+                *nproc, id, d.name.c_str(), d.pci_bus_id.c_str(), sharing.c_str(),
+                *nproc < host_cores_online() ? host_cores_note().c_str() : "");
     std::fflush(stdout);
-  });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "wrfgpu: wsm5_gpu_init: rank %d of %d (host %s): %s. Inside WRF the library "
+                 "runs on the GPU by default; WRFGPU_BACKEND=cpu runs its CPU backend instead\n",
+                 *myproc, *nproc, host, e.what());
+    std::fflush(stderr);
+    std::exit(1);
+  }
 }
 
 // WRF stops when this is smaller than kte; our level count is set at run time.

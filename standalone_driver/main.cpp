@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <vector>
 #include "capture_io.h"
+#include "config.h"
 #include "device.h"
 #include "host_cores.h"
 #include "errors.h"
@@ -47,20 +48,31 @@ void usage() {
       "usage: wrfgpu_replay FILE... [--backend gpu|cpu|both|auto] [--mode strict|fast]\n"
       "                     [--repeat N] [--report out.json] [--plot DIR] [--write-outputs FILE]\n"
       "                     [--device N] [--max-plmv X] [--max-plmv-gpu-cpu X] [--steps N]\n"
-      "                     [--quiet] [--version]\n"
+      "                     [--quiet] [--version] [--list-config[=markdown]]\n"
       "Under mpirun each rank takes a patch of the captured tile (WRF-like 2-D decomposition) and\n"
       "the GPU of its node-local rank; the report is reduced over ranks.\n"
       "--steps N (advection): N steps with frozen winds, halos exchanged with MPI between steps;\n"
       "the result is the tracers after the last step (no WRF reference; GPU vs CPU is checked).\n"
       "Replays wrfgpu capture files (format 1) and compares with WRF's recorded outputs.\n"
-      "Backend default: WRFGPU_BACKEND, else auto (the GPU when one is visible).\n"
+      "Defaults: WRFGPU_BACKEND, else auto (the GPU when one is visible); WRFGPU_MODE, else strict.\n"
+      "--list-config prints every WRFGPU_* setting (=markdown: docs/configuration.md).\n"
       "Exit status: 0 pass (or NOT VERIFIED: nothing to compare with), 1 threshold exceeded or\n"
       "run failed, 2 bad input.");
 }
 
 Options parse(int argc, char** argv) {
+  // --list-config[=markdown]: the settings table (src/common/config.cpp), before anything
+  // reads a setting, so that it works whatever the environment holds.
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--list-config" || a == "--list-config=markdown") {
+      std::fputs((a == "--list-config" ? config::plain_text() : config::markdown()).c_str(), stdout);
+      std::exit(0);
+    }
+  }
   Options o;
-  o.backend = backend_from_env(Backend::Auto);
+  o.backend = backend_from_env(Backend::Auto);  // the flags below win over the environment
+  o.mode = mode_from_env(Mode::Strict);
   auto need = [&](int& i) -> std::string {
     if (i + 1 >= argc) throw InputError(std::string("option ") + argv[i] + " needs a value");
     return argv[++i];
@@ -218,8 +230,9 @@ std::vector<float> read_ref_patch(const NcFile& f, const OutputField& o) {
 // it exit at once without a word (a rank that dies). Either way the job must stop with one
 // message naming the rank, never hang.
 void injected_fault(int rank) {
-  const char* e = std::getenv("WRFGPU_TEST_FAULT");
-  if (!e) return;
+  const std::optional<std::string> f = config::text("WRFGPU_TEST_FAULT");
+  if (!f) return;
+  const char* e = f->c_str();
   int r = -1;
   char kind[16] = {0};
   if (std::sscanf(e, "%d:%15s", &r, kind) != 2 || r != rank) return;

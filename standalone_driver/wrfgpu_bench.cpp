@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <vector>
 #include <mpi.h>
+#include "config.h"
 #include "ceilings.h"
 #include "device.h"
 #include "errors.h"
@@ -160,8 +161,7 @@ int main(int argc, char** argv) {
     // on the GPU: with libgomp's default the idle threads go to sleep, and waking them is
     // slow on some hosts (a virtual machine: the 81-tracer advection call took 85 ms end to
     // end, median of 20, against 18 ms with OMP_WAIT_POLICY=active). make bench sets active.
-    const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
-    const std::string wp = wait_policy ? wait_policy : "unset";
+    const std::string wp = config::external("OMP_WAIT_POLICY").value_or("unset");
     std::printf("wrfgpu_bench %s, mode %s, CPU backend on %d threads, OMP_WAIT_POLICY=%s\n",
                 WRFGPU_VERSION, to_string(mode), omp_get_max_threads(), wp.c_str());
     if (gpu) {

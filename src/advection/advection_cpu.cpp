@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include "config.h"
 #include "advection_impl.h"
 #include "advection_tile.h"
 #include "errors.h"
@@ -101,9 +102,10 @@ static void cpu_tiles(const Prepared& p, int bw, int bh) {
 static bool cpu_tile_shape(int& bw, int& bh) {
   bw = 16;
   bh = 8;
-  const char* e = std::getenv("WRFGPU_ADVECT_CPU_TILE");
-  if (!e || !*e) return true;
-  if (e[0] == '0' && e[1] == '\0') return false;
+  const auto v = config::text("WRFGPU_ADVECT_CPU_TILE");
+  if (!v) return true;
+  const char* e = v->c_str();
+  if (*v == "0") return false;
   if (std::sscanf(e, "%dx%d", &bw, &bh) != 2 || bw < 1 || bh < 1)
     throw InputError(std::string("WRFGPU_ADVECT_CPU_TILE='") + e +
                      "': expected WxH with W, H >= 1 columns (e.g. 16x8), or 0 for the two-stage scheme");

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <string>
 #include <vector>
+#include "config.h"
 #include "advection_impl.h"
 #include "cuda_util.h"
 #include "errors.h"
@@ -477,8 +478,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const bool acc = in.accumulate;
   // species per group
   int G = opt.species_per_group;
-  if (G <= 0)
-    if (const char* e = std::getenv("WRFGPU_ADVECT_GROUP")) G = std::atoi(e);
+  if (G <= 0) G = config::integer("WRFGPU_ADVECT_GROUP").value_or(0);
   // About 6 groups (the copies of one overlap the kernels of another), but at least 3 species
   // per group (a group's kernels compute each cell's face geometry once for all its species)
   // and at most 16 (pinned and device buffers). docs/performance.md has the measurements.
@@ -499,15 +499,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   }
   const int ngroups = (ns + G - 1) / G;
   int spt = opt.species_per_thread;
-  if (spt <= 0)
-    if (const char* e = std::getenv("WRFGPU_ADVECT_SPT")) spt = std::atoi(e);
+  if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
   // WRFGPU_ADVECT_FACES=0: the kernels that recompute each face in every cell (for comparison).
-  static const bool faces_env = [] {
-    const char* e = std::getenv("WRFGPU_ADVECT_FACES");
-    return !(e && e[0] == '0');
-  }();
-  const bool faces = faces_env;
+  const bool faces = config::flag("WRFGPU_ADVECT_FACES").value_or(true);
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
   const std::size_t fb3 = faces ? FB.size() : 0;

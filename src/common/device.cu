@@ -67,6 +67,12 @@ DeviceInfo gpu_info(int id) {
   d.pci_bus_id = bus;
   WRFGPU_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
   WRFGPU_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
+  int mps = 0;
+  if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, id) != cudaSuccess) {
+    cudaGetLastError();
+    mps = 0;
+  }
+  d.mps = mps != 0;
   int cur = 0;
   WRFGPU_CUDA_CHECK(cudaGetDevice(&cur));
   if (cur == id) {

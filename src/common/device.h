@@ -12,6 +12,7 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0, sm_count = 0;
   std::size_t total_mem = 0, free_mem = 0, l2_bytes = 0;
   int runtime_version = 0, driver_version = 0;
+  bool mps = false;  // contexts on this device go through the CUDA MPS server (cudaDevAttrMpsEnabled)
 };
 
 bool cuda_built();                        // this build has the CUDA backend

@@ -1,5 +1,6 @@
 #include "modes.h"
 #include <cstdlib>
+#include "config.h"
 #include "device.h"
 #include "errors.h"
 
@@ -30,13 +31,14 @@ const char* to_string(Backend b) {
 const char* to_string(Mode m) { return m == Mode::Strict ? "strict" : "fast"; }
 
 Backend backend_from_env(Backend dflt) {
-  const char* e = std::getenv("WRFGPU_BACKEND");
-  if (!e || !*e) return dflt;
-  try {
-    return parse_backend(e);
-  } catch (const InputError& err) {
-    throw InputError(std::string("WRFGPU_BACKEND: ") + err.what());
-  }
+  config::warn_unknown_settings();
+  const auto b = config::choice("WRFGPU_BACKEND");
+  return b ? parse_backend(*b) : dflt;
+}
+
+Mode mode_from_env(Mode dflt) {
+  const auto m = config::choice("WRFGPU_MODE");
+  return m ? parse_mode(*m) : dflt;
 }
 
 Backend resolve_backend(Backend requested) {

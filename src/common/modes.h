@@ -16,6 +16,8 @@ const char* to_string(Backend b);
 const char* to_string(Mode m);
 // The backend named by WRFGPU_BACKEND, or `dflt` when unset.
 Backend backend_from_env(Backend dflt);
+// The mode named by WRFGPU_MODE, or `dflt` when unset.
+Mode mode_from_env(Mode dflt);
 // Resolve Auto to Cpu or Gpu; throws RuntimeError when Gpu/Both is asked for and no
 // usable GPU exists (or the build has no CUDA): never a silent CPU run.
 Backend resolve_backend(Backend requested);

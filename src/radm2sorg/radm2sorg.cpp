@@ -1,5 +1,6 @@
 // radm2sorg.cpp - public API of the RADM2SORG chemistry: WRF-array gather/scatter, backend and
 // mode dispatch, failure reporting. Compiled once.
+#include "config.h"
 #include "radm2sorg.h"
 
 #include <algorithm>
@@ -216,10 +217,7 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     GpuTimes gt;
     // WRFGPU_RADM2SORG_ORDER=index|longest (measurement) overrides Options::gpu_longest_first
     bool longest = opt.gpu_longest_first;
-    if (const char* e = std::getenv("WRFGPU_RADM2SORG_ORDER")) {
-      if (std::string(e) == "index") longest = false;
-      if (std::string(e) == "longest") longest = true;
-    }
+    if (const auto o = config::choice("WRFGPU_RADM2SORG_ORDER")) longest = *o == "longest";
     const StepHistory::Counts expected = longest && warp ? step_history().get(key, ncell) : nullptr;
     const std::uint8_t* es = expected ? expected->data() : nullptr;
     s.gpu_longest_first = es != nullptr;

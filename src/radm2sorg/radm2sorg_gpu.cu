@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <vector>
+#include "config.h"
 #include "errors.h"
 #include "cuda_util.h"
 #include "radm2sorg_backends.h"
@@ -199,18 +200,20 @@ const TeamLaunch& team_launch(const TeamLayout& L) {
     const int nb = blocks(wpb);
     if (nb * wpb > c.per_sm * c.warps) { c.warps = wpb; c.per_sm = nb; }
   }
-  if (const char* e = std::getenv("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
-    const int wpb = std::atoi(e);
-    if (wpb >= 1 && wpb <= kTeamMaxWarps && team_smem_bytes<T>(L, wpb) <= smax) {
-      c.warps = wpb;
-      c.per_sm = blocks(wpb);
-    }
+  if (const auto w = config::integer("WRFGPU_RADM2SORG_TEAM_WARPS")) {  // tuning
+    const int wpb = *w;
+    if (wpb > kTeamMaxWarps || team_smem_bytes<T>(L, wpb) > smax)
+      throw InputError("WRFGPU_RADM2SORG_TEAM_WARPS='" + std::to_string(wpb) +
+                       "': a block of that many warps does not fit in this GPU's shared memory (" +
+                       std::to_string(team_smem_bytes<T>(L, wpb)) + " bytes)");
+    c.warps = wpb;
+    c.per_sm = blocks(wpb);
   }
   c.smem = team_smem_bytes<T>(L, c.warps > 0 ? c.warps : 1);
   if (c.warps < 1 || c.per_sm < 1)
     throw RuntimeError("radm2sorg: the warp-per-cell kernel does not fit on this GPU (" +
                        std::to_string(c.smem) + " bytes of shared memory per block)");
-  if (std::getenv("WRFGPU_RADM2SORG_VERBOSE"))
+  if (config::flag("WRFGPU_RADM2SORG_VERBOSE").value_or(false))
     std::fprintf(stderr, "radm2sorg team kernel: %d warps per block, %d blocks per SM, %zu B shared\n",
                  c.warps, c.per_sm, c.smem);
   c.dev = dev;
@@ -310,8 +313,8 @@ ChunkEvents& chunk_events() {
 // WRFGPU_RADM2SORG_CHUNKS (tuning, measurement) sets the count.
 std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
   std::size_t nchunk = (ncell + batch - 1) / batch;
-  if (const char* e = std::getenv("WRFGPU_RADM2SORG_CHUNKS"))
-    if (std::atol(e) > 0) nchunk = std::max<std::size_t>((std::size_t)std::atol(e), (ncell + batch - 1) / batch);
+  if (const auto n = config::integer("WRFGPU_RADM2SORG_CHUNKS"))
+    nchunk = std::max<std::size_t>((std::size_t)*n, (ncell + batch - 1) / batch);
   if (nchunk < 1) nchunk = 1;
   return (ncell + nchunk - 1) / nchunk;
 }
@@ -331,8 +334,7 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   const std::size_t per_cell =
       mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
-  if (const char* e = std::getenv("WRFGPU_RADM2SORG_BATCH"))
-    if (std::atol(e) > 0) batch = (std::size_t)std::atol(e);
+  if (const auto b = config::integer("WRFGPU_RADM2SORG_BATCH")) batch = (std::size_t)*b;
   if (batch == 0 || batch > ncell) batch = ncell;
   const std::size_t chunk = chunk_cells(ncell, batch);
   const std::size_t nchunk = (ncell + chunk - 1) / chunk;
@@ -410,11 +412,7 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
     } else {
       // threads per block: WRFGPU_RADM2SORG_BLOCK (tuning), default 64
-      static const int threads = [] {
-        const char* e = std::getenv("WRFGPU_RADM2SORG_BLOCK");
-        const int t = e ? std::atoi(e) : 0;
-        return (t >= 32 && t <= 1024) ? t : 64;
-      }();
+      const int threads = config::integer("WRFGPU_RADM2SORG_BLOCK").value_or(64);
       const unsigned blocks = (unsigned)((n + threads - 1) / threads);
       radm2sorg_kernel<T><<<blocks, threads, 0, st>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_kernel");
@@ -470,10 +468,7 @@ void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool ce
   static std::mutex call_mutex;
   std::lock_guard<std::mutex> lock(call_mutex);
   // WRFGPU_RADM2SORG_KERNEL=thread|warp (tuning, measurement): overrides Options::gpu_kernel.
-  if (const char* e = std::getenv("WRFGPU_RADM2SORG_KERNEL")) {
-    if (std::string(e) == "thread") warp_per_cell = false;
-    if (std::string(e) == "warp") warp_per_cell = true;
-  }
+  if (const auto k = config::choice("WRFGPU_RADM2SORG_KERNEL")) warp_per_cell = *k == "warp";
   if (use_float)
     run_gpu_t<float>(opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
                      expected_steps, times);

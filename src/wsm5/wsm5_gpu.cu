@@ -27,6 +27,7 @@
 
 #include <cuda_pipeline.h>
 
+#include "config.h"
 #include "cuda_util.h"
 #include "device.h"
 #include "errors.h"
@@ -517,15 +518,14 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   // Slabs: enough to overlap transfers with compute, each big enough to fill the GPU in the
   // column-parallel sedimentation phases (WRFGPU_WSM5_SLABS overrides, for tuning).
   int nslab = opt.gpu_slabs;
-  if (nslab <= 0)
-    if (const char* e = std::getenv("WRFGPU_WSM5_SLABS")) nslab = std::atoi(e);
+  if (nslab <= 0) nslab = config::integer("WRFGPU_WSM5_SLABS").value_or(0);
   if (nslab <= 0) nslab = std::max(1, std::min(nj, (ni * nj) / 32768));
   nslab = std::min(std::max(nslab, 1), nj);
   const int nstream = std::max(1, std::min(opt.gpu_streams > 0 ? opt.gpu_streams : 3, nslab));
   // Lanes per column in the sedimentation (WRFGPU_WSM5_TEAM overrides, for tuning).
   int team = opt.gpu_sediment_team;
   if (team <= 0)
-    if (const char* e = std::getenv("WRFGPU_WSM5_TEAM")) team = std::atoi(e);
+    if (const auto e = config::choice("WRFGPU_WSM5_TEAM")) team = std::stoi(*e);
   if (team <= 0) team = kDefaultSedimentTeam;
   if (team != 1 && team != 2 && team != 4 && team != 8 && team != 16 && team != 32)
     throw RuntimeError("wsm5: sedimentation team of " + std::to_string(team) +
@@ -601,7 +601,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   }
 
   // WRFGPU_WSM5_TRACE=1: the slab timeline on stderr (host packing and GPU work), for tuning.
-  static const bool trace = std::getenv("WRFGPU_WSM5_TRACE") != nullptr;
+  const bool trace = config::flag("WRFGPU_WSM5_TRACE").value_or(false);
   std::vector<double> host_t(4 * (std::size_t)nslab, 0.0);  // pack start/end, unpack start/end
   if (trace) WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[kEv * nslab], ctx.streams[0]));
   const double t_start = now_ms();
