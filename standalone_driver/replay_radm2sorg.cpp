@@ -132,7 +132,7 @@ class Radm2sorgReplay : public Replay {
   Thresholds thresholds(Mode m) const override {
     Thresholds t;
     // Adaptive step control amplifies rounding differences up to RTOL where a step is
-    // accepted in one build and rejected in the other (verification.md).
+    // accepted in one build and rejected in the other (docs/radm2sorg.md).
     t.plmv_vs_ref = 1e-3;
     t.plmv_gpu_cpu = m == Mode::Strict ? 1e-4 : 1e-3;
     t.basis = "RTOL = 1e-3 of WRF's Ros3 (step acceptance can differ between builds)";

@@ -173,14 +173,14 @@ class Wsm5Replay : public Replay {
   Thresholds thresholds(Mode m) const override {
     Thresholds t;
     // WRF moves by up to 1.2e-5 in this figure when rebuilt with scalar instead of vector
-    // expf/logf (docs/verification.md); a port cannot be held tighter than WRF to itself.
+    // expf/logf (docs/wsm5.md, "rebuild spread"); a port cannot be held tighter than WRF to itself.
     // Fast mode: g++ -ffast-math and nvcc --use_fast_math round differently from WRF's libm
     // where snow first reaches an empty level; with the synthetic case's 180 s step that moves
     // qs by 9.6e-4 (CPU vs WRF) and up to 1e-3 between the two backends. On the real captures
     // fast mode stays within 8.4e-7 of WRF; strict mode is the one held to WRF's own spread.
     t.plmv_vs_ref = m == Mode::Strict ? 1.2e-5 : 2e-3;
     t.plmv_gpu_cpu = m == Mode::Strict ? 1e-6 : 2e-3;
-    t.basis = m == Mode::Strict ? "WRF's own rebuild spread (verification.md); GPU-CPU 1e-6"
+    t.basis = m == Mode::Strict ? "WRF's own rebuild spread (docs/wsm5.md); GPU-CPU 1e-6"
                                 : "fast mode: 2e-3 vs WRF and GPU-CPU (fast maths move the snow front)";
     return t;
   }

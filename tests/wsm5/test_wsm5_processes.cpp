@@ -135,7 +135,7 @@ TEST(Wsm5Sedimentation, RainAloftConservesMass) {
   EXPECT_EQ(r1[25], 0.f);
 }
 
-// WRF's quirk (verification.md): hydrometeors in the top two layers are dropped by the
+// WRF's quirk (docs/wsm5.md, "WRF behaviours reproduced on purpose"): hydrometeors in the top two layers are dropped by the
 // remap. A port must reproduce it, not fix it.
 TEST(Wsm5Sedimentation, TopLayerLossReproduced) {
   Column c(10);

@@ -30,7 +30,7 @@ struct Limits {
 };
 
 // Strict, either kind of case: WRF moves from itself by up to 1.2e-5 in this figure when
-// rebuilt (verification.md); the port cannot be held tighter than WRF is to itself. Measured:
+// rebuilt (docs/wsm5.md, "WRF vs WRF scalar"); the port cannot be held tighter than WRF is to itself. Measured:
 // synthetic cases <= 1.46e-6 (qc, 180 s case), WRF captures <= 8.36e-7 (qc, squall2d_x
 // step 800). The step's rain: strict equals WRF's scalar build bit for bit, so the figure is
 // WRF's own vec-vs-scalar spread of the total, measured 2.8e-8 (180 s case; 0 on the others
