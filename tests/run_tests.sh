@@ -44,13 +44,14 @@ for t in tests/driver/*.sh; do
     *) echo "FAILED: $t"; failed=$((failed + 1)) ;;
   esac
 done
-# The ensemble consistency test (tools/ect): unittest, one count per test method, run with the
-# python tools/ect/ect uses (Debian's, with numpy, scipy, netCDF4 and matplotlib).
+# The Python tools (tools/ect, the ensemble consistency test; tools/wrf_node_bench.py and
+# tools/mps.sh): unittest, one count per test method, run with the python tools/ect/ect uses
+# (Debian's, with numpy, scipy, netCDF4 and matplotlib).
 py=""
 for c in python3 /usr/bin/python3; do
   command -v "$c" >/dev/null 2>&1 && "$c" -c 'import numpy, scipy, netCDF4, matplotlib' 2>/dev/null && { py=$c; break; }
 done
-for t in tests/ect/test_*.py; do
+for t in tests/ect/test_*.py tests/tools/test_*.py; do
   [ -f "$t" ] || continue
   echo "== $t"
   if [ -z "$py" ]; then echo "FAILED: no python3 with numpy, scipy, netCDF4, matplotlib (tools/install_deps.sh)"; failed=$((failed + 1)); continue; fi

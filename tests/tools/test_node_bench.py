@@ -1,0 +1,116 @@
+"""Tests of tools/wrf_node_bench.py (the whole-node WRF benchmark) and tools/mps.sh on files
+from real runs: rsl.error files of em_quarter_ss at 425x300x35 on an H100 host
+(test_data/node/, docs/performance.md "WRF on a node")."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import wrf_node_bench as nb  # noqa: E402
+
+DATA = os.path.join(ROOT, "test_data", "node")
+
+
+def rundir_with(files):
+    d = tempfile.mkdtemp()
+    for name, src in files.items():
+        with open(os.path.join(DATA, src)) as f, open(os.path.join(d, name), "w") as g:
+            g.write(f.read())
+    return d
+
+
+class StepTimes(unittest.TestCase):
+    def test_stock_run(self):
+        st = nb.step_times(rundir_with({"rsl.error.0000": "stock16.rsl.error.0000"}))
+        self.assertEqual(len(st), 30)                  # 6 model minutes of 12 s steps
+        self.assertAlmostEqual(st[0], 0.78977, places=5)
+        self.assertAlmostEqual(st[-1], 0.81467, places=5)
+
+    def test_no_log(self):
+        self.assertEqual(nb.step_times(tempfile.mkdtemp()), [])
+
+
+class LibraryTimes(unittest.TestCase):
+    def test_patched_run_on_16_ranks_through_mps(self):
+        d = rundir_with({"rsl.error.0000": "gpu16mps.rsl.error.0000",
+                         "rsl.error.0015": "gpu16mps.rsl.error.0015"})
+        lib = nb.library_times(d)
+        self.assertEqual(len(lib), 2)
+        r0 = lib[os.path.join(d, "rsl.error.0000")]
+        # 30 steps: WSM5 once, PD advection once (RK3: moist + TKE), unlimited twice (RK1, RK2)
+        self.assertEqual([r0[k][0] for k in ("wsm5", "advect_pd", "advect")], [30, 60, 120])
+        self.assertAlmostEqual(r0["wsm5"][4], 170.0)      # call_ms
+        self.assertAlmostEqual(r0["wsm5"][5], 18.5)       # first_ms
+        self.assertAlmostEqual(r0["advect"][2], 56.3)     # h2d_ms
+        self.assertEqual(nb.step_times(d)[:1], [0.82866])
+
+    def test_stock_run_has_none(self):
+        self.assertEqual(nb.library_times(rundir_with({"rsl.error.0000": "stock16.rsl.error.0000"})), {})
+
+
+class Symbols(unittest.TestCase):
+    def test_fortran_module_routine(self):
+        self.assertEqual(nb.pretty_symbol("__module_mp_wsm5_MOD_wsm52d"), "module_mp_wsm5::wsm52d")
+
+    def test_cpp_template_arguments_dropped(self):
+        s = ("wrfgpu::advection::strict::pd_cell_tendency_q<wrfgpu::advection::strict::"
+             "tile_tendencies<T>(A const&, int)::{lambda(int)#1}>")
+        self.assertEqual(nb.pretty_symbol(s), "wrfgpu::advection::strict::pd_cell_tendency_q")
+
+    def test_unnamed(self):
+        self.assertEqual(nb.pretty_symbol("0x00000000000878b5"), "(no symbol)")
+
+
+class RunSpecs(unittest.TestCase):
+    def check_refused(self, spec, words):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(ROOT, "test_data", "namelists", "namelist.input.quarter_ss_node_timed")) as f, \
+                open(os.path.join(d, "namelist.input"), "w") as g:
+            g.write(f.read())
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "wrf_node_bench.py"),
+                            "--rundir", d, "--out", tempfile.mkdtemp(), "--run", spec],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        for w in words:
+            self.assertIn(w, p.stderr)
+
+    def test_bad_shape(self):
+        self.check_refused("a /bin/true 16", ["RANKSxTHREADS"])
+
+    def test_not_executable(self):
+        self.check_refused("a /no/such/wrf.exe 16x1", ["/no/such/wrf.exe", "not an executable"])
+
+    def test_unknown_word(self):
+        self.check_refused("a /bin/true 16x1 fast", ["'fast'", "mps, perf nor VAR=VALUE"])
+
+    def test_no_namelist(self):
+        d = tempfile.mkdtemp()
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "wrf_node_bench.py"),
+                            "--rundir", d, "--out", tempfile.mkdtemp(), "--run", "a /bin/true 1x1"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("namelist.input not found", p.stderr)
+
+
+class Mps(unittest.TestCase):
+    def test_without_the_driver_tool(self):
+        # a machine without the NVIDIA driver (CI): a clear message and exit 1, not a shell error
+        env = dict(os.environ, PATH="/usr/bin:/bin")
+        if subprocess.run(["sh", "-c", "command -v nvidia-cuda-mps-control"], env=env,
+                          capture_output=True).returncode == 0:
+            self.skipTest("nvidia-cuda-mps-control is installed here")
+        p = subprocess.run(["sh", os.path.join(ROOT, "tools", "mps.sh"), "start"], env=env,
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("nvidia-cuda-mps-control not found", p.stderr)
+
+    def test_usage(self):
+        p = subprocess.run(["sh", os.path.join(ROOT, "tools", "mps.sh")], capture_output=True, text=True)
+        self.assertIn(p.returncode, (1, 2))
+
+
+if __name__ == "__main__":
+    unittest.main()
