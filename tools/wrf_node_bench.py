@@ -152,7 +152,8 @@ def step_times(wd):
     if not os.path.exists(f):
         return []
     pat = re.compile(r"Timing for main.*?:\s+([0-9.]+) elapsed seconds")
-    return [float(m.group(1)) for m in map(pat.search, open(f, errors="replace")) if m]
+    with open(f, errors="replace") as log:
+        return [float(m.group(1)) for m in map(pat.search, log) if m]
 
 
 def library_times(wd):
@@ -160,7 +161,9 @@ def library_times(wd):
     ranks = {}
     for f in sorted(glob.glob(os.path.join(wd, "rsl.error.*"))):
         t = {}
-        for line in open(f, errors="replace"):
+        with open(f, errors="replace") as log:
+            lines = log.readlines()
+        for line in lines:
             m = re.match(r"wrfgpu timing: (\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", line)
             if m:
                 t[m.group(1)] = tuple(float(x) for x in m.groups()[1:])
@@ -216,8 +219,10 @@ def main():
         results[r.name] = wd
         if rc != 0 or not st:
             failed += 1
-            tail = open(os.path.join(wd, "rsl.error.0000"), errors="replace").read()[-600:] \
-                if os.path.exists(os.path.join(wd, "rsl.error.0000")) else ""
+            tail = ""
+            if os.path.exists(os.path.join(wd, "rsl.error.0000")):
+                with open(os.path.join(wd, "rsl.error.0000"), errors="replace") as log:
+                    tail = log.read()[-600:]
             print("wrf_node_bench.py: run %s failed (mpirun exit %d); see %s\n%s" % (r.name, rc, wd, tail), file=sys.stderr)
             rows.append((r, None))
             continue
@@ -251,9 +256,11 @@ def main():
     for r in runs:
         p = os.path.join(results[r.name], "profile.txt")
         if os.path.exists(p):
-            lines += ["", "profile of %s:" % r.name, "```"] + open(p).read().splitlines()[:26] + ["```"]
+            with open(p) as prof:
+                lines += ["", "profile of %s:" % r.name, "```"] + prof.read().splitlines()[:26] + ["```"]
     text = "\n".join(lines) + "\n"
-    open(os.path.join(a.out, "summary.md"), "w").write(text)
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write(text)
     print(text)
     return 1 if failed else 0
 
