@@ -197,7 +197,8 @@ cuda_libs() {
   elif [ -f "$WRFGPU/lib/libwrfgpu.a" ] && nm "$WRFGPU/lib/libwrfgpu.a" 2>/dev/null | grep ' U cuda[A-Z]' >/dev/null; then
     cuda=1
   fi
-  [ "$cuda" = 1 ] && echo "-L${home:-/usr/local/cuda}/lib64 -lcudart"
+  # with a run path, so that wrf.exe finds libcudart wherever the CUDA toolkit lives
+  [ "$cuda" = 1 ] && echo "-L${home:-/usr/local/cuda}/lib64 -Wl,-rpath,${home:-/usr/local/cuda}/lib64 -lcudart"
 }
 
 conf_block() {
