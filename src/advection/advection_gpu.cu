@@ -79,51 +79,9 @@ __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
 #define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128)
 #endif
 
-// Stage 1: one thread per ring cell (i fastest), species of the group split over blockIdx.z
-// in chunks of spt; geometry of the six faces once per cell.
-__global__ void WRFGPU_ADV_BOUNDS k_pd_scale(View v, float* __restrict__ scale, KBox r, int i_t0, int i_t1,
-                           int j_t0, int j_t1, int ns, int spt) {
-  ThreadCell tc;
-  if (!thread_cell(r, tc)) return;
-  const int i = tc.i, k = tc.k, j = tc.j;
-  const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
-  const std::size_t c = tc.c;
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
-  const bool corner = (i < i_t0 || i > i_t1) && (j < j_t0 || j > j_t1);
-  if (corner || !pd_in_limiter(v, i, j)) {
-    for (int s = s0; s < s1; ++s) scale[(std::size_t)s * rsz + c] = 1.0f;
-    return;
-  }
-  const CellFaces cf = pd_cell_faces(v, i, k, j);
-  for (int s = s0; s < s1; ++s)
-    scale[(std::size_t)s * rsz + c] = pd_cell_scale(v, cf, (std::size_t)s * v.sst, i, k, j);
-}
-
-// Stage 2: one thread per tile cell; outputs in a dense tile box (v.mo), species stride v.ost.
-__global__ void WRFGPU_ADV_BOUNDS k_pd_tend(View v, const float* __restrict__ scale, KBox r, KBox t, int ns,
-                          int spt) {
-  ThreadCell tc;
-  if (!thread_cell(t, tc)) return;
-  const int i = tc.i, k = tc.k, j = tc.j;
-  const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
-  const CellFaces cf = pd_cell_faces(v, i, k, j, xdiv_cell(v, i), ydiv_cell(v, j));
-  ScaleLookup sc;
-  sc.i0 = r.i0; sc.ni = r.ni; sc.k0 = r.k0; sc.nk = r.nk; sc.j0 = r.j0;
-  sc.i = i; sc.k = k; sc.j = j;
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
-  for (int s = s0; s < s1; ++s) {
-    sc.p = scale + (std::size_t)s * rsz;
-    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
-    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
-    const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
-    const PdOut res = pd_cell_tendency(v, cf, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
-    v.tend[o] = res.t;
-    if (v.htend) v.htend[o] = res.h;
-    if (v.ztend) v.ztend[o] = res.z;
-  }
-}
-
-// ---- the same two stages with each face flux computed once (default) -----------------------
+// ---- the PD scheme's two stages, each face flux computed once ----------------------------------
+// (A variant without flux buffers, which recomputed every face in each cell, lost the measurement
+// in docs/performance.md, "Advection: each face flux once", and was deleted.)
 // Stage 0 computes the antidiffusive and low-order flux of every face the stages read, once per
 // face (the two cells of a face and the two stages used to compute it four times), into flux
 // [species][6][face box]: x hi, x lo, y hi, y lo, z hi, z lo of the faces at i, j, k. The face
@@ -344,18 +302,6 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
   }
 }
 
-__global__ void WRFGPU_ADV_BOUNDS k_un_tend(View v, KBox t, int ns, int spt) {
-  ThreadCell tc;
-  if (!thread_cell(t, tc)) return;
-  const int i = tc.i, k = tc.k, j = tc.j;
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
-  for (int s = s0; s < s1; ++s) {
-    const std::size_t o = (std::size_t)s * v.ost + v.mo.idx3(i, k, j);
-    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
-    v.tend[o] = un_cell_tendency(v, (std::size_t)s * v.sst, i, k, j, t0);
-  }
-}
-
 // Buffers reused across calls (grow only). One set per numerical mode; run_gpu holds a lock
 // for the whole call, because WRF's rk_scalar_tend calls the per-species hook from inside its
 // OpenMP tile loop (smpar and dm+sm builds) when a species is not batched.
@@ -501,11 +447,9 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
-  // WRFGPU_ADVECT_FACES=0: the kernels that recompute each face in every cell (for comparison).
-  const bool faces = config::flag("WRFGPU_ADVECT_FACES").value_or(true);
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
-  const std::size_t fb3 = faces ? FB.size() : 0;
+  const std::size_t fb3 = FB.size();
   const int ncomp = p.pd ? 6 : 3;  // flux components per face and species
 
   // ---- met fields: one packed buffer ------------------------------------------------------
@@ -562,7 +506,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     sl.d_in.reserve(in_per_sp * G);
     sl.d_out.reserve(out_per_sp * G);
     sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
-    if (faces) sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
+    sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
   }
   const dim3 blk(32, 4, 1);
   auto grid_for = [&](const Box& b, int g) {
@@ -628,7 +572,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     }
     {
       NvtxRange nr("advect kernels");
-      if (faces && p.pd) {
+      if (p.pd) {
         FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
         k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
@@ -638,22 +582,13 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale_q");
         k_pd_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend_q");
-      } else if (p.pd) {
-        k_pd_scale<<<grid_for(RG, gn), blk, 0, strm>>>(vg, S.d_scale.data(), kbox(RG), T.i0, T.i1,
-                                                       T.j0, T.j1, gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale");
-        k_pd_tend<<<grid_for(T, gn), blk, 0, strm>>>(vg, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend");
-      } else if (faces) {
+      } else {
         FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
         k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
         const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
         k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
         WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
-      } else {
-        k_un_tend<<<grid_for(T, gn), blk, 0, strm>>>(vg, kbox(T), gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend");
       }
     }
     WRFGPU_CUDA_CHECK(cudaEventRecord(E[2], strm));

@@ -54,8 +54,6 @@ const std::vector<Setting>& table() {
        "library", "advection GPU: species per transfer group"},
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
        "advection GPU: species per thread"},
-      {"WRFGPU_ADVECT_FACES", F, "", 0, 0, "1", T, "library",
-       "0: the advection kernels that recompute every face (the comparison variant)"},
       {"WRFGPU_ADVECT_CPU_TILE", S, "WxH or 0", 0, 0, "16x8", T, "library",
        "advection CPU: blocks of W x H columns marching up the levels; 0: the per-cell forms"},
       {"WRFGPU_RADM2SORG_KERNEL", C, "warp|thread", 0, 0, "warp", T, "library",
