@@ -1,5 +1,5 @@
 // advect_bridge.cpp - C entry point of the scalar advection kernel for Fortran
-// (fortran_iface/module_wrfgpu_advect.F90), arguments as docs/wrf_interfaces.md D.5.
+// (fortran_iface/module_wrfgpu_advect.F90), arguments as docs/wrf_reference.md D.5.
 // Arrays are WRF's own (no copies on the Fortran side): 4-D tracer arrays are passed by their
 // first element of the first species to advect, e.g. moist(ims,kms,jms,PARAM_FIRST_SCALAR).
 // Exceptions never cross into Fortran: the message is printed and *ierr set (2 bad input,

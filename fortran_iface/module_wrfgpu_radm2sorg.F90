@@ -1,6 +1,6 @@
 ! module_wrfgpu_radm2sorg.F90 - Fortran binding of the wrfgpu RADM2SORG KPP chemistry
 ! (chem_opt=106), for a hook in chem/chem_driver.F next to CALL kpp_mechanism_driver
-! (docs/wrf_interfaces.md D.3). One call integrates the tile its:ite,kts:kte,jts:jte exactly as
+! (docs/wrf_reference.md D.3). One call integrates the tile its:ite,kts:kte,jts:jte exactly as
 ! radm2sorg_interface does (docs/radm2sorg.md); arrays are passed in place (no copies).
 !
 ! Hook sketch (chem_driver.F, inside the tile loop, RADM2SORG_KPP only):

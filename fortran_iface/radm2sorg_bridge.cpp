@@ -1,5 +1,5 @@
 // radm2sorg_bridge.cpp - C entry points of the RADM2SORG chemistry for Fortran
-// (fortran_iface/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_interfaces.md D.5.
+// (fortran_iface/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_reference.md D.5.
 // Exceptions never cross into Fortran: the message is printed and *ierr set (2 bad input,
 // 1 runtime failure, including cells whose integration failed).
 #include <chrono>

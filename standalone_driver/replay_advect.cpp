@@ -188,7 +188,7 @@ class AdvectReplay : public Replay {
     w.h2d_bytes = steps_ * 4.0 * (2.0 * cap_.nspec * cells + 3.0 * cells);
     w.d2h_bytes = steps_ * 4.0 * cap_.nspec * tile;
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
-    w.flops = steps_ * 210.0 * cap_.nspec * tile;  // wrf_interfaces.md B.7, pd step
+    w.flops = steps_ * 210.0 * cap_.nspec * tile;  // docs/wrf_reference.md B.7, pd step
     return w;
   }
 

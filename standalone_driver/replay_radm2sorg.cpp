@@ -144,7 +144,7 @@ class Radm2sorgReplay : public Replay {
     w.h2d_bytes = 4.0 * (state_.size() + met_.size());
     w.d2h_bytes = 4.0 * (state_.size() + (double)radm2sorg::kLdrog * ncell_);
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
-    // ~12 kflop per Ros3 step (wrf_interfaces.md C.7) x a typical 10 steps, + rate constants.
+    // ~12 kflop per Ros3 step (docs/wrf_reference.md C.7) x a typical 10 steps, + rate constants.
     w.flops = ncell_ * (12e3 * 10 + 1e3);
     w.cells = (double)ncell_;
     return w;

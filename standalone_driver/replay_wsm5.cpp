@@ -193,7 +193,7 @@ class Wsm5Replay : public Replay {
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
     int loops = std::max(1, (int)std::lround(delt_ / 120.f));
     // ~700 arithmetic operations per cell per minor loop on the executed path
-    // (wrf_interfaces.md A.8); transcendental calls counted as one each.
+    // (docs/wrf_reference.md A.8); transcendental calls counted as one each.
     w.flops = 760.0 * cells * loops;
     return w;
   }

@@ -139,7 +139,7 @@ int main() {
 }
 
 // ------------------------------------------------------------------------------------------
-// 2. mechanism tables (KPP 2.1 numbers, docs/wrf_interfaces.md C.3)
+// 2. mechanism tables (KPP 2.1 numbers, docs/wrf_reference.md C.3)
 
 TEST(Radm2sorgMechanism, SizesAndOrderMatchKpp) {
   EXPECT_EQ(mech::NSPEC, 61);

@@ -70,7 +70,7 @@ TEST(Wsm5Constants, Wsm5initBitwiseAsGfortran) {
     EXPECT_EQ(bits(x.got), x.want) << x.name << " = " << x.got;
 }
 
-// The values in docs (wrf_interfaces.md A.4), computed with gfortran from WRF.
+// The values in docs (docs/wrf_reference.md A.4), computed with gfortran from WRF.
 TEST(Wsm5Constants, MatchInterfaceTable) {
   const Constants c = wrf_default_constants();
   auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-7 * std::fabs(b); };
