@@ -69,7 +69,7 @@ BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp $(DRIVER_LIB)
 TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp)
 FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90)
 
-HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h standalone_driver/*.h)
+HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h standalone_driver/*.h fortran_iface/*.h)
 
 .PHONY: all lib headers check check-cpu bench install uninstall clean distclean mech
 all: lib bin/wrfgpu_replay bin/wrfgpu_make_large_case
