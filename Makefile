@@ -132,9 +132,19 @@ bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) l
 	@mkdir -p bin
 	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $< $(DRIVER_LIB) -o $@ $(WRFGPU_LINK) $(LIBS)
 
-bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.so
+# Device tests (tests/*/*.cu: the physics run on the GPU and on the host, compared bitwise),
+# in CUDA builds only: nvcc with the strict GPU flags and the library's gencode, the host half
+# without FMA contraction or fast math either; linked into bin/wrfgpu_tests.
+ifeq ($(CUDA),1)
+TEST_CU_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard tests/*/*.cu))
+$(TEST_CU_OBJ): $(BUILD)/%.o: %.cu $(HEADERS) configure.wrfgpu Makefile
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCBASE) $(NVCC_STRICT) -Xcompiler -ffp-contract=off,-fno-fast-math -DWRFGPU_MODE_NS=strict -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' -c $< -o $@
+endif
+
+bin/wrfgpu_tests: $(TEST_SRC) $(TEST_CU_OBJ) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' $(TEST_SRC) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
+	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' $(TEST_SRC) $(TEST_CU_OBJ) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
 
 # Helpers shared by the Fortran test programs (their .mod stays in build/, out of include/).
 FTEST_SUPPORT := build/fortran_iface/tests/wrfgpu_test_gpu.o
