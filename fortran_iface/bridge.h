@@ -5,9 +5,15 @@
 // and has a status: 2 bad input (InputError: the message names the field, the value and
 // (i,k,j)), 1 anything else (no usable GPU, CUDA failure, failed integration). The
 // ISO_C_BINDING entry points return it in their last argument (ierr); their Fortran wrappers
-// return it in the optional `stat` argument, and without one stop the run (ERROR STOP with
-// the status). The symbols WRF itself calls with fixed argument lists (wsm5_gpu_init,
-// wsm5_host) have no status argument: a failure ends the process with the status.
+// return it in the optional `stat` argument, and without one stop the run (bridge_stop). The
+// symbols WRF itself calls with fixed argument lists (wsm5_gpu_init, wsm5_host) have no
+// status argument: a failure stops the run (bridge_stop).
+//
+// Stopping (bridge_stop, bridge.cpp): linked into WRF, through WRF's own wrf_error_fatal
+// (frame/module_wrf_error.F), so the failure gets WRF's FATAL block in rsl.error.* and a
+// dmpar run ends every rank (wrf_abort: MPI_Abort); serial WRF's wrf_abort ends with STOP,
+// exit status 0, so the status of the failure is kept (an exit handler). Elsewhere (the
+// Fortran tests, other programs) the process exits with the status.
 //
 // Backend: the caller's code (1 cpu, 2 gpu, 3 both, 4 auto), else WRFGPU_BACKEND, else gpu for
 // every kernel: inside WRF a GPU run never falls back to the CPU silently.
@@ -22,31 +28,36 @@
 
 namespace wrfgpu {
 
+// Prints "wrfgpu: <where>: <what>" on stderr and keeps it as this thread's last failure (the
+// message bridge_stop gives WRF when a Fortran wrapper without `stat` stops the run).
+void bridge_report(const char* where, const char* what) noexcept;
+
+// Ends the run after a failure with `status` (1 or 2): WRF's wrf_error_fatal with `message`
+// (empty: this thread's last bridge_report line) when linked into WRF, else exit(status).
+[[noreturn]] void bridge_stop(int status, const std::string& message = std::string()) noexcept;
+
 template <class F>
 int bridge_call(const char* where, F&& f) noexcept {
   try {
     f();
     return 0;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "wrfgpu: %s: %s\n", where, e.what());
+    bridge_report(where, e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "wrfgpu: %s: %s\n", where, e.what());
+    bridge_report(where, e.what());
     return 1;
   } catch (...) {
-    std::fprintf(stderr, "wrfgpu: %s: unknown error\n", where);
+    bridge_report(where, "unknown error");
     return 1;
   }
 }
 
-// For the entry points without a status argument: a failure ends the process.
+// For the entry points without a status argument: a failure stops the run.
 template <class F>
 void bridge_call_or_exit(const char* where, F&& f) noexcept {
   const int status = bridge_call(where, f);
-  if (status != 0) {
-    std::fflush(nullptr);
-    std::exit(status);
-  }
+  if (status != 0) bridge_stop(status);
 }
 
 // The backend code of the Fortran interfaces (0: WRFGPU_BACKEND, else gpu).

@@ -4,29 +4,24 @@
 #include <cstdlib>
 #include <exception>
 
+#include "bridge.h"
 #include "config.h"
-#include "errors.h"
 
 using namespace wrfgpu;
 
 extern "C" {
 
 // WRFGPU flag `name` (NUL-terminated): 1 or 0, `dflt` when unset. A value that is not a flag
-// stops the program (exit status 2) naming the variable and the value: the Fortran caller
+// stops the run (status 2, bridge.h) naming the variable and the value: the Fortran caller
 // cannot handle an error, and a mistyped switch must not pass for the default.
 int wrfgpu_config_flag(const char* name, int dflt) {
-  try {
+  int value = dflt;
+  const int status = bridge_call("settings", [&] {
     const auto v = config::flag(name);
-    return v ? (*v ? 1 : 0) : dflt;
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "wrfgpu: %s\n", e.what());
-    std::fflush(stderr);
-    std::exit(2);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "wrfgpu: %s\n", e.what());
-    std::fflush(stderr);
-    std::exit(1);
-  }
+    if (v) value = *v ? 1 : 0;
+  });
+  if (status != 0) bridge_stop(status);
+  return value;
 }
 
 }  // extern "C"

@@ -16,8 +16,8 @@
 ! flags(16) and dims(18) as in fortran_iface/advect_bridge.cpp; wrfgpu_advect_flags builds
 ! flags from the config_flags members, so WRF's derived type never enters this module.
 ! On error (fortran_iface/bridge.h, the same for every bridge): with stat present, stat = 2
-! (bad input) / 1 (runtime) after the message is printed; without it the program stops with
-! ERROR STOP and that status.
+! (bad input) / 1 (runtime) after the message is printed; without it the run stops (inside
+! WRF through wrf_error_fatal, else with that exit status).
 !-------------------------------------------------------------------------------
 MODULE module_wrfgpu_advect
   USE, INTRINSIC :: ISO_C_BINDING
@@ -39,6 +39,11 @@ MODULE module_wrfgpu_advect
   LOGICAL, SAVE :: batch_off_told = .FALSE. ! WRFGPU_ADVECT_BATCH=0 said once
 
   INTERFACE
+    SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
+      IMPORT :: C_INT, C_CHAR
+      INTEGER(C_INT), VALUE :: status, n
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: message(*)
+    END SUBROUTINE wrfgpu_bridge_stop
     ! config_bridge.cpp: a WRFGPU_* flag through the library's settings table (1/0, dflt
     ! when unset; a value that is not a flag stops the program naming it)
     INTEGER(C_INT) FUNCTION wrfgpu_config_flag(name, dflt) BIND(C, NAME='wrfgpu_config_flag')
@@ -113,8 +118,7 @@ CONTAINS
     IF (PRESENT(stat)) THEN
       stat = ierr
     ELSE IF (ierr /= 0) THEN
-      IF (ierr == 2) ERROR STOP 2   ! the message is printed (bridge.h)
-      ERROR STOP 1
+      CALL wrfgpu_bridge_stop(ierr, '', 0_C_INT)   ! inside WRF: wrf_error_fatal (bridge.h)
     END IF
   END SUBROUTINE wrfgpu_advect
 
@@ -193,8 +197,7 @@ CONTAINS
     IF (PRESENT(stat)) THEN
       stat = ierr
     ELSE IF (ierr /= 0) THEN
-      IF (ierr == 2) ERROR STOP 2   ! the message is printed (bridge.h)
-      ERROR STOP 1
+      CALL wrfgpu_bridge_stop(ierr, '', 0_C_INT)   ! inside WRF: wrf_error_fatal (bridge.h)
     END IF
   END SUBROUTINE wrfgpu_advect_batch
 

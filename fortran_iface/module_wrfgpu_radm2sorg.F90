@@ -20,6 +20,11 @@ MODULE module_wrfgpu_radm2sorg
                                 wrfgpu_radm2sorg_nph = 21, wrfgpu_radm2sorg_ldrog = 17
 
   INTERFACE
+    SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
+      IMPORT :: C_INT, C_CHAR
+      INTEGER(C_INT), VALUE :: status, n
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: message(*)
+    END SUBROUTINE wrfgpu_bridge_stop
     ! config_bridge.cpp: a WRFGPU_* flag through the library's settings table (1/0, dflt
     ! when unset; a value that is not a flag stops the program naming it)
     INTEGER(C_INT) FUNCTION wrfgpu_config_flag(name, dflt) BIND(C, NAME='wrfgpu_config_flag')
@@ -108,6 +113,8 @@ CONTAINS
     INTEGER(C_INT) :: dims(18), p(wrfgpu_radm2sorg_nchem), be, ierr
     INTEGER(C_LONG_LONG) :: stats(4)
     INTEGER :: q
+    CHARACTER(LEN=*), PARAMETER :: not_dimensioned = &
+      'wrfgpu: wrfgpu_radm2sorg: chem/vdrog3 are not dimensioned (ims:ime,kms:kme,jms:jme,:)'
 
     rad = (/ C_LOC(o1d), C_LOC(o3p), C_LOC(xno2), C_LOC(tolp), C_LOC(xylp), C_LOC(oltp),     &
              C_LOC(oln), C_LOC(xo2), C_LOC(ol2p), C_LOC(hc5p), C_LOC(hc8p), C_LOC(tco3),       &
@@ -124,12 +131,12 @@ CONTAINS
     END DO
     IF (SIZE(chem,1) /= ime-ims+1 .OR. SIZE(chem,2) /= kme-kms+1 .OR. SIZE(chem,3) /= jme-jms+1 .OR. &
         SIZE(vdrog3,1) /= ime-ims+1 .OR. SIZE(vdrog3,2) /= kme-kms+1 .OR. SIZE(vdrog3,3) /= jme-jms+1) THEN
-      WRITE(0, '(A)') 'wrfgpu: wrfgpu_radm2sorg: chem/vdrog3 are not dimensioned (ims:ime,kms:kme,jms:jme,:)'
       IF (PRESENT(stat)) THEN
+        WRITE(0, '(A)') not_dimensioned
         stat = 2
         RETURN
       END IF
-      ERROR STOP 2
+      CALL wrfgpu_bridge_stop(2_C_INT, not_dimensioned, LEN(not_dimensioned, C_INT))
     END IF
     be = 0
     IF (PRESENT(backend)) be = backend
@@ -144,8 +151,7 @@ CONTAINS
     IF (PRESENT(stat)) THEN
       stat = ierr
     ELSE IF (ierr /= 0) THEN
-      IF (ierr == 2) ERROR STOP 2   ! the message is printed (bridge.h)
-      ERROR STOP 1
+      CALL wrfgpu_bridge_stop(ierr, '', 0_C_INT)   ! inside WRF: wrf_error_fatal (bridge.h)
     END IF
   END SUBROUTINE wrfgpu_radm2sorg
 

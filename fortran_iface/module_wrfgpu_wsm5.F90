@@ -13,7 +13,8 @@
 !
 ! Backend: the GPU by default; environment WRFGPU_BACKEND=cpu|gpu|auto|both, or
 ! wrfgpu_wsm5_backend('cpu'), overrides. Numerical mode: WRFGPU_MODE=strict|fast.
-! Errors stop the run with one line "wrfgpu: ..." (exit status 2 for bad input, else 1).
+! Errors: one line "wrfgpu: ..."; with `stat` the status (2 bad input, else 1), without it the
+! run stops (inside WRF through wrf_error_fatal, fortran_iface/bridge.h).
 ! refl_10cm is computed when diagflag and do_radar_ref=1, as WRF's wsm5 does: WRF's
 ! refl10cm_wsm5 (module_mp_radar tables from radar_init) on the updated column, on the same
 ! backend as the microphysics.
@@ -46,6 +47,11 @@ module module_wrfgpu_wsm5
       import :: c_float
       real(c_float), value :: dens
     end subroutine wrfgpu_wsm5_set_dens
+    subroutine wrfgpu_bridge_stop(status, message, n) bind(C, name='wrfgpu_bridge_stop')
+      import :: c_char, c_int
+      integer(c_int), value :: status, n
+      character(kind=c_char), intent(in) :: message(*)
+    end subroutine wrfgpu_bridge_stop
     subroutine wrfgpu_wsm5_set_backend(name, n) bind(C, name='wrfgpu_wsm5_set_backend')
       import :: c_char, c_int
       character(kind=c_char), intent(in) :: name(*)
@@ -121,8 +127,7 @@ contains
     if (present(stat)) then
       stat = ierr
     else if (ierr /= 0) then
-      if (ierr == 2) error stop 2   ! the message is printed (bridge.h)
-      error stop 1
+      call wrfgpu_bridge_stop(ierr, '', 0_c_int)   ! inside WRF: wrf_error_fatal (bridge.h)
     end if
   end subroutine wsm5_gpu
 

@@ -71,8 +71,9 @@ extern "C" {
 
 // main/module_wrf_top.F: one call per MPI rank at start-up. mydevice is the rank's index
 // among the ranks on its host; the GPU used is mydevice modulo the visible devices.
-// A rank that cannot use its GPU stops the job here (exit 1, under mpirun the whole job),
-// saying which rank, on which host and why: a GPU run never falls back to the CPU silently.
+// A rank that cannot use its GPU stops the job here (WRF's FATAL, and MPI_Abort in a dmpar
+// build: bridge.h), saying which rank, on which host and why: a GPU run never falls back to
+// the CPU silently.
 void wsm5_gpu_init_(int* myproc, int* nproc, int* mydevice) {
   Backend b = Backend::Gpu;
   bridge_call_or_exit("wsm5_gpu_init", [&] { b = backend(); });  // a bad WRFGPU_BACKEND stops here
@@ -114,12 +115,12 @@ void wsm5_gpu_init_(int* myproc, int* nproc, int* mydevice) {
                 *nproc < host_cores_online() ? host_cores_note().c_str() : "");
     std::fflush(stdout);
   } catch (const std::exception& e) {
-    std::fprintf(stderr,
-                 "wrfgpu: wsm5_gpu_init: rank %d of %d (host %s): %s. Inside WRF the library "
-                 "runs on the GPU by default; WRFGPU_BACKEND=cpu runs its CPU backend instead\n",
-                 *myproc, *nproc, host, e.what());
-    std::fflush(stderr);
-    std::exit(1);
+    const std::string why = "rank " + std::to_string(*myproc) + " of " + std::to_string(*nproc) +
+                            " (host " + host + "): " + e.what() +
+                            ". Inside WRF the library runs on the GPU by default; "
+                            "WRFGPU_BACKEND=cpu runs its CPU backend instead";
+    bridge_report("wsm5_gpu_init", why.c_str());
+    bridge_stop(1);
   }
 }
 
