@@ -5,6 +5,8 @@
 # configure_new build directory and no configure.wrf; both modes on one tree; the refusals
 # (XEON_OPTIMIZED_WSM5 stanza, a cmake/wrfgpu.cmake apply.sh did not write, --cmake with
 # --capture, a CMakeLists.txt without the line the include goes before) leave the tree as it was.
+# With a built tree (configure.wrf and WRF's .mod files), the patched files are preprocessed as
+# WRF's classic build does, with -DRUN_ON_GPU, and compiled with -fsyntax-only.
 #
 # WRF's code is not part of this repository: the test needs a stock WRF v4.7.x source tree named
 # by WRFGPU_TEST_WRF_DIR (a clone of github.com/wrf-model/WRF at v4.7.1 will do; with configure.wrf,
@@ -129,6 +131,46 @@ has "CMakeLists.txt                           no include( wrfgpu )" "--check: no
 run --revert; status 0 "--revert (classic)"
 same "$P" "--revert (classic): the original again"
 run --revert; same "$P" "--revert again (classic): still the original"
+
+# ---- B2. the patched files compile: preprocessed as WRF's classic build does (configure.wrf's
+#      CPP and CPPFLAGS, -DRUN_ON_GPU) and checked by WRF's Fortran compiler with -fsyntax-only
+#      against the modules of the built tree WRFGPU_TEST_WRF_DIR and this repository's include/
+#      (make lib). Needs a built tree (frame/module_domain.mod): else said and left out.
+#      chem/chem_driver.F needs a WRF-Chem build's modules (chem/*.mod).
+echo "-- patched files compile (syntax only)"
+if [ "$HAVE_CONF" = 1 ] && [ -f "$W/frame/module_domain.mod" ] && [ -f "$repo/include/module_wrfgpu_wsm5.mod" ]; then
+  fresh
+  run; status 0 "classic apply (for the compile)"
+  flags=$(cd "$W" && printf 'include configure.wrf\nprint:\n\t@echo $(CPP) $(CPPFLAGS)\n\t@echo $(FC) $(FCBASEOPTS_NO_G)\n' | make -s -f - print 2>/dev/null)
+  cpp_cmd=$(echo "$flags" | sed -n 1p); fc_cmd=$(echo "$flags" | sed -n 2p | sed 's/^time //')   # FC: mpif90 under dmpar
+  # the core definitions WRF's compile script exports (em core)
+  cpp_cmd="$cpp_cmd -DEM_CORE=1 -DNMM_CORE=0 -DDA_CORE=0 -DWRFPLUS=0 -DNMM_NEST=0 -DRUN_ON_GPU -I$W/inc"
+  mods="-I$W/main -I$W/frame -I$W/share -I$W/phys -I$W/dyn_em -I$W/chem -I$W/external/esmf_time_f90 -I$repo/include"
+  mkdir -p "$tmp/fsyn"
+  # each file with a call that is compiled only under RUN_ON_GPU
+  for fm in phys/module_microphysics_driver.F:wsm5_gpu dyn_em/module_em.F:wrfgpu_advect_take \
+            dyn_em/solve_em.F:wrfgpu_advect_batch main/module_wrf_top.F:wsm5_gpu_init \
+            chem/chem_driver.F:wrfgpu_radm2sorg; do
+    f=${fm%%:*}; mark=${fm#*:}
+    if [ "$f" = chem/chem_driver.F ] && ! ls "$W"/chem/module_chem_utilities.mod > /dev/null 2>&1; then
+      echo "     $f: left out ($W is not a WRF-Chem build: no chem/*.mod)"; continue
+    fi
+    base=$(basename "$f" .F)
+    # WRF's own step before cpp: drop comment lines holding a quote (they upset cpp)
+    sed -e "s/^\!.*'.*//" -e "s/^ *\!.*'.*//" "$T/$f" > "$tmp/fsyn/$base.G"
+    if ! (cd "$T/$(dirname "$f")" && $cpp_cmd "$tmp/fsyn/$base.G" > "$tmp/fsyn/$base.f90" 2> "$tmp/fsyn/$base.cpp.log"); then
+      bad "$f: cpp failed:"; head -5 "$tmp/fsyn/$base.cpp.log"; continue
+    fi
+    grep -qi "call *$mark" "$tmp/fsyn/$base.f90" || { bad "$f: no call of $mark after cpp with -DRUN_ON_GPU"; continue; }
+    if (cd "$tmp/fsyn" && $fc_cmd -fsyntax-only -J "$tmp/fsyn" -I"$tmp/fsyn" $mods "$base.f90" > "$base.fc.log" 2>&1); then
+      ok "$f: patched, preprocessed with -DRUN_ON_GPU, compiles (${fc_cmd%% *} -fsyntax-only)"
+    else
+      bad "$f: ${fc_cmd%% *} -fsyntax-only failed:"; head -15 "$tmp/fsyn/$base.fc.log"
+    fi
+  done
+else
+  echo "     left out: needs configure.wrf and a built tree (frame/module_domain.mod) in $W, and make lib here"
+fi
 
 # ---- C. CMake mode found by itself: a configure_new build directory, no configure.wrf ---------
 echo "-- CMake mode detected"
