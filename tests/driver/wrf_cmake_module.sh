@@ -145,6 +145,21 @@ if cmake -S "$src" -B "$tmp/bypkg" -DCMAKE_Fortran_COMPILER="$fc" -DWRFGPU_ROOT=
 else
   bad "package file: cmake failed:"; tail -20 "$tmp/bypkg.log"
 fi
+if cmake "$tmp/bypkg" > "$tmp/bypkg2.log" 2>&1 && grep -q "wrfgpu: RUN_ON_GPU, libwrfgpu: package $pre/lib/cmake/wrfgpu" "$tmp/bypkg2.log"; then
+  ok "configured again: the same package file"
+else
+  bad "configured again: package file lost:"; grep -i 'wrfgpu\|error' "$tmp/bypkg2.log" | head -5
+fi
+# wrfgpu_DIR named by the user (WRFGPU_ROOT empty): that package, not the default root
+mkdir -p "$tmp/pkg2"
+cp "$pre/lib/cmake/wrfgpu/wrfgpuConfig.cmake" "$tmp/pkg2/"
+if cmake -S "$src" -B "$tmp/bydir" -DCMAKE_Fortran_COMPILER="$fc" -Dwrfgpu_DIR="$tmp/pkg2" > "$tmp/bydir.log" 2>&1 \
+   && grep -q "wrfgpu: RUN_ON_GPU, libwrfgpu: package $tmp/pkg2" "$tmp/bydir.log" \
+   && cmake "$tmp/bydir" > "$tmp/bydir2.log" 2>&1 && grep -q "wrfgpu: RUN_ON_GPU, libwrfgpu: package $tmp/pkg2" "$tmp/bydir2.log"; then
+  ok "wrfgpu_DIR=<folder of a package file>: find_package takes it (and again when configured again)"
+else
+  bad "wrfgpu_DIR: not used:"; grep -i 'wrfgpu\|error' "$tmp/bydir.log" "$tmp/bydir2.log" | head -5
+fi
 rm -rf "$pre/lib/cmake"
 
 # 4. USE_WRFGPU=OFF: no RUN_ON_GPU, no library

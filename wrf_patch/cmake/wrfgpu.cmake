@@ -40,16 +40,19 @@ if ( WRFGPU_XEON )
                        "(WSM5 would run twice); choose another stanza, or configure with -DUSE_WRFGPU=OFF" )
 endif()
 
+# where: WRFGPU_ROOT if set; else a wrfgpu_DIR the user gave (not one found here under a root);
+# else the tree apply.sh came from
 if ( NOT "${WRFGPU_ROOT}" STREQUAL "" )
   set( WRFGPU_USE_ROOT "${WRFGPU_ROOT}" )
-elseif( DEFINED wrfgpu_DIR AND wrfgpu_DIR )
+elseif( wrfgpu_DIR AND NOT "${wrfgpu_DIR}" STREQUAL "${WRFGPU_DIR_FROM_ROOT}" )
   set( WRFGPU_USE_ROOT "" )
 else()
   set( WRFGPU_USE_ROOT "${WRFGPU_APPLY_ROOT}" )
 endif()
 
-# a new root forgets what was found under the old one
-if ( DEFINED WRFGPU_ROOT_FOUND_FROM AND NOT "${WRFGPU_ROOT_FOUND_FROM}" STREQUAL "${WRFGPU_USE_ROOT}" )
+# another root than last time: forget the package file found under the old one
+if ( NOT "${WRFGPU_USE_ROOT}" STREQUAL "" AND DEFINED WRFGPU_ROOT_FOUND_FROM
+     AND NOT "${WRFGPU_ROOT_FOUND_FROM}" STREQUAL "${WRFGPU_USE_ROOT}" )
   unset( wrfgpu_DIR CACHE )
 endif()
 set( WRFGPU_ROOT_FOUND_FROM "${WRFGPU_USE_ROOT}" CACHE INTERNAL "" )
@@ -59,6 +62,7 @@ if ( "${WRFGPU_USE_ROOT}" STREQUAL "" )
   set( WRFGPU_FROM "package ${wrfgpu_DIR}" )
 else()
   find_package( wrfgpu CONFIG QUIET PATHS "${WRFGPU_USE_ROOT}" NO_DEFAULT_PATH )
+  set( WRFGPU_DIR_FROM_ROOT "${wrfgpu_DIR}" CACHE INTERNAL "" )
   if ( wrfgpu_FOUND )
     set( WRFGPU_FROM "package ${wrfgpu_DIR}" )
   elseif( EXISTS "${WRFGPU_USE_ROOT}/lib/libwrfgpu.a" )
