@@ -4,7 +4,7 @@
 #   make check        build and run the tests (CPU always, GPU when one is visible)
 #   make bench        build and run bin/wrfgpu_bench (device ceilings, then every kernel;
 #                     BENCH_ARGS=... passes options)
-#   make install PREFIX=/opt/wrfgpu
+#   make install PREFIX=/opt/wrfgpu   [DESTDIR=STAGE]; make uninstall PREFIX=... removes it again
 #   make mech MECH_DIR=$WRF_DIR/chem/KPP/mechanisms/<name>   generate a KPP mechanism
 #
 # Layout: src/common and one folder per kernel under src/. In each kernel folder, *_cpu.cpp
@@ -69,9 +69,9 @@ BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp $(DRIVER_LIB)
 TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp)
 FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90)
 
-HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h standalone_driver/*.h)
+HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h standalone_driver/*.h fortran_iface/*.h)
 
-.PHONY: all lib check check-cpu bench install clean distclean mech
+.PHONY: all lib headers check check-cpu bench install uninstall clean distclean mech
 all: lib bin/wrfgpu_replay bin/wrfgpu_make_large_case
 
 lib: lib/libwrfgpu.a lib/libwrfgpu.so headers
@@ -97,7 +97,8 @@ $(BUILD)/%_strict.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 $(BUILD)/%_fast.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCBASE) $(NVCC_FAST) -DWRFGPU_MODE_NS=fast -c $< -o $@
-# Fortran modules: .mod files go to include/ for WRF and the Fortran tests.
+# Fortran modules: .mod files go to include/ for WRF and the Fortran tests (make install puts
+# them in PREFIX/lib/wrfgpu/mod).
 $(BUILD)/%.o: %.F90 configure.wrfgpu
 	@mkdir -p $(dir $@) include
 	$(FC) $(FFLAGS_ALL) -c $< -o $@
@@ -111,9 +112,8 @@ lib/libwrfgpu.so: $(OBJ)
 	@mkdir -p lib
 	$(CXX) -shared -o $@ $(OBJ) $(LIBS)
 
-headers: $(HEADERS)
-	@mkdir -p include/wrfgpu
-	@for h in $(filter src/%,$(HEADERS)); do mkdir -p include/wrfgpu/$$(dirname $${h#src/}); cp $$h include/wrfgpu/$${h#src/}; done
+# headers (include/wrfgpu/: the public headers, laid out as an install has them), install and
+# uninstall: packaging/install.mk (included at the end of this file).
 
 # ---- programs -----------------------------------------------------------------------------
 # Programs share lib/libwrfgpu.so (one copy of the GPU code) and find it next to them
@@ -132,9 +132,19 @@ bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) l
 	@mkdir -p bin
 	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $< $(DRIVER_LIB) -o $@ $(WRFGPU_LINK) $(LIBS)
 
-bin/wrfgpu_tests: $(TEST_SRC) $(HEADERS) lib/libwrfgpu.so
+# Device tests (tests/*/*.cu: the physics run on the GPU and on the host, compared bitwise),
+# in CUDA builds only: nvcc with the strict GPU flags and the library's gencode, the host half
+# without FMA contraction or fast math either; linked into bin/wrfgpu_tests.
+ifeq ($(CUDA),1)
+TEST_CU_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard tests/*/*.cu))
+$(TEST_CU_OBJ): $(BUILD)/%.o: %.cu $(HEADERS) configure.wrfgpu Makefile
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCBASE) $(NVCC_STRICT) -Xcompiler -ffp-contract=off,-fno-fast-math -DWRFGPU_MODE_NS=strict -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' -c $< -o $@
+endif
+
+bin/wrfgpu_tests: $(TEST_SRC) $(TEST_CU_OBJ) $(HEADERS) lib/libwrfgpu.so
 	@mkdir -p bin
-	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' $(TEST_SRC) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
+	$(CXX) $(CXXBASE) $(CXXFLAGS) -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' $(TEST_SRC) $(TEST_CU_OBJ) -o $@ $(WRFGPU_LINK) -lgtest -lgtest_main $(LIBS)
 
 # Helpers shared by the Fortran test programs (their .mod stays in build/, out of include/).
 FTEST_SUPPORT := build/fortran_iface/tests/wrfgpu_test_gpu.o
@@ -162,15 +172,13 @@ mech:
 	@test -n "$(MECH_DIR)" || { echo "make mech: set MECH_DIR=<folder with the .kpp/.spc/.eqn files>"; exit 2; }
 	python3 tools/kpp_gen/kpp_gen.py --mech-dir "$(MECH_DIR)" --out src/$$(basename $(MECH_DIR))/generated
 
-install: all
-	mkdir -p $(PREFIX)/lib $(PREFIX)/include $(PREFIX)/bin
-	cp lib/libwrfgpu.a lib/libwrfgpu.so $(PREFIX)/lib/
-	cp -r include/* $(PREFIX)/include/
-	cp bin/wrfgpu_replay $(PREFIX)/bin/
-	@test ! -f bin/wrfgpu_bench || cp bin/wrfgpu_bench $(PREFIX)/bin/
-
 clean:
 	rm -rf $(BUILD) lib bin include
 
 distclean: clean
 	rm -f configure.wrfgpu
+
+# make install [PREFIX=DIR] [DESTDIR=STAGE], make uninstall: the library, its public headers,
+# Fortran modules, pkg-config and CMake package files (docs/design.md, "What make install puts
+# where"). Kept in its own file: the objects depend on this Makefile, not on it.
+include packaging/install.mk

@@ -2,12 +2,9 @@
 // (fortran_iface/module_wrfgpu_advect.F90), arguments as docs/wrf_reference.md D.5.
 // Arrays are WRF's own (no copies on the Fortran side): 4-D tracer arrays are passed by their
 // first element of the first species to advect, e.g. moist(ims,kms,jms,PARAM_FIRST_SCALAR).
-// Exceptions never cross into Fortran: the message is printed and *ierr set (2 bad input,
-// 1 runtime failure).
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
+// Errors, status and the backend default: bridge.h (*ierr 0, 1 or 2).
 #include "advection.h"
+#include "bridge.h"
 #include "call_timing.h"
 #include "config.h"
 #include "errors.h"
@@ -24,7 +21,7 @@ extern "C" {
 //   _ye, open_xs, _xe, _ys, _ye, specified, nested, polar, tenddec.
 // dims(18): ids,ide,jds,jde,kds,kde, ims,ime,jms,jme,kms,kme, its,ite,jts,jte,kts,kte.
 // accumulate: 0 tendency starts from zero on the tile (WRF zeroes advect_tend before the call),
-//   1 add to it. backend: 0 auto (or WRFGPU_BACKEND), 1 cpu, 2 gpu, 3 both (compare).
+//   1 add to it. backend: 0 WRFGPU_BACKEND (else gpu), 1 cpu, 2 gpu, 3 both, 4 auto.
 //   Mode: WRFGPU_MODE (strict|fast, default strict).
 // times(4) (may be null): h2d, kernel, d2h, total milliseconds of the call.
 void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, const float* field_old,
@@ -35,8 +32,7 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
                        const float* rdy, const float* dt, const int* time_step, const int* flags,
                        const int* dims, const int* accumulate, const int* backend, double* times,
                        int* ierr) {
-  *ierr = 0;
-  try {
+  *ierr = bridge_call("advection", [&] {
     adv::AdvectInputs in;
     WrfDims& d = in.dims;
     d.ids = dims[0]; d.ide = dims[1]; d.jds = dims[2]; d.jde = dims[3]; d.kds = dims[4]; d.kde = dims[5];
@@ -59,20 +55,13 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
     in.rdx = *rdx; in.rdy = *rdy; in.dt = *dt; in.time_step = *time_step;
     in.accumulate = *accumulate != 0;
     in.check_finite = config::flag("WRFGPU_ADVECT_CHECK").value_or(in.check_finite);
-    const Backend b = *backend == 1 ? Backend::Cpu : *backend == 2 ? Backend::Gpu
-                    : *backend == 3 ? Backend::Both : backend_from_env(Backend::Auto);
+    const Backend b = bridge_backend(*backend);
     const Mode m = mode_from_env(Mode::Strict);
     adv::AdvectTimings t;
     if (*pd) adv::run_pd(b, m, in, &t); else adv::run_unlimited(b, m, in, &t);
     record_call(*pd ? "advect_pd" : "advect", t.kernel_ms, t.h2d_ms, t.d2h_ms, t.total_ms);
     if (times) { times[0] = t.h2d_ms; times[1] = t.kernel_ms; times[2] = t.d2h_ms; times[3] = t.total_ms; }
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "wrfgpu advection: %s\n", e.what());
-    *ierr = 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "wrfgpu advection: %s\n", e.what());
-    *ierr = 1;
-  }
+  });
 }
 
 }  // extern "C"

@@ -15,8 +15,9 @@
 ! wrfgpu_advect_take in rk_scalar_tend (per-species wrfgpu_advect where nothing is held).
 ! flags(16) and dims(18) as in fortran_iface/advect_bridge.cpp; wrfgpu_advect_flags builds
 ! flags from the config_flags members, so WRF's derived type never enters this module.
-! On error: with stat present, stat = 2 (bad input) / 1 (runtime) after the message is
-! printed; without it the program stops (ERROR STOP).
+! On error (fortran_iface/bridge.h, the same for every bridge): with stat present, stat = 2
+! (bad input) / 1 (runtime) after the message is printed; without it the program stops with
+! ERROR STOP and that status.
 !-------------------------------------------------------------------------------
 MODULE module_wrfgpu_advect
   USE, INTRINSIC :: ISO_C_BINDING
@@ -82,7 +83,7 @@ CONTAINS
   END SUBROUTINE wrfgpu_advect_flags
 
   ! pd: 1 = advect_scalar_pd (rk_step == rk_order), 0 = advect_scalar.
-  ! backend: 0 auto/WRFGPU_BACKEND, 1 cpu, 2 gpu, 3 both. accumulate: 0 = tendency starts at 0.
+  ! backend: 0 WRFGPU_BACKEND (else gpu), 1 cpu, 2 gpu, 3 both, 4 auto. accumulate: 0 = tendency starts at 0.
   SUBROUTINE wrfgpu_advect(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom,  &
        mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,      &
        flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                      &
@@ -112,7 +113,7 @@ CONTAINS
     IF (PRESENT(stat)) THEN
       stat = ierr
     ELSE IF (ierr /= 0) THEN
-      WRITE(0, '(A,I0)') 'wrfgpu_advect: failed, status ', ierr
+      IF (ierr == 2) ERROR STOP 2   ! the message is printed (bridge.h)
       ERROR STOP 1
     END IF
   END SUBROUTINE wrfgpu_advect
@@ -192,7 +193,7 @@ CONTAINS
     IF (PRESENT(stat)) THEN
       stat = ierr
     ELSE IF (ierr /= 0) THEN
-      WRITE(0, '(A,I0)') 'wrfgpu_advect_batch: failed, status ', ierr
+      IF (ierr == 2) ERROR STOP 2   ! the message is printed (bridge.h)
       ERROR STOP 1
     END IF
   END SUBROUTINE wrfgpu_advect_batch

@@ -85,7 +85,7 @@ CONTAINS
       ph_hcocho, ph_hcochob, ph_ch3cocho, ph_hcochest, ph_ch3ono2,                          &
       vdrog3, dtstepc, p_nu0,                                                               &
       ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                           &
-      its, ite, jts, jte, kts, kte, backend, nfailed)
+      its, ite, jts, jte, kts, kte, backend, nfailed, stat)
     INTEGER, INTENT(IN) :: ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
                            its, ite, jts, jte, kts, kte
     REAL, DIMENSION(ims:, kms:, jms:, :), INTENT(INOUT), TARGET, CONTIGUOUS :: chem
@@ -99,8 +99,10 @@ CONTAINS
     REAL, DIMENSION(ims:, kms:, jms:, :), INTENT(INOUT), TARGET, CONTIGUOUS :: vdrog3
     REAL, INTENT(IN) :: dtstepc
     INTEGER, INTENT(IN) :: p_nu0
-    INTEGER, INTENT(IN), OPTIONAL :: backend   ! 0 auto/WRFGPU_BACKEND (default), 1 cpu, 2 gpu
+    INTEGER, INTENT(IN), OPTIONAL :: backend   ! 0 WRFGPU_BACKEND, else gpu (default); 1 cpu,
+                                               ! 2 gpu, 3 both, 4 auto
     INTEGER, INTENT(OUT), OPTIONAL :: nfailed  ! cells whose integration failed (else a stop)
+    INTEGER, INTENT(OUT), OPTIONAL :: stat     ! 0, 1 or 2 (bridge.h); absent: a failure stops
 
     TYPE(C_PTR) :: rad(wrfgpu_radm2sorg_nrad), ph(wrfgpu_radm2sorg_nph)
     INTEGER(C_INT) :: dims(18), p(wrfgpu_radm2sorg_nchem), be, ierr
@@ -122,21 +124,28 @@ CONTAINS
     END DO
     IF (SIZE(chem,1) /= ime-ims+1 .OR. SIZE(chem,2) /= kme-kms+1 .OR. SIZE(chem,3) /= jme-jms+1 .OR. &
         SIZE(vdrog3,1) /= ime-ims+1 .OR. SIZE(vdrog3,2) /= kme-kms+1 .OR. SIZE(vdrog3,3) /= jme-jms+1) THEN
-      WRITE(0, '(A)') 'wrfgpu_radm2sorg: chem/vdrog3 are not dimensioned (ims:ime,kms:kme,jms:jme,:)'
-      ERROR STOP 'wrfgpu_radm2sorg'
+      WRITE(0, '(A)') 'wrfgpu: wrfgpu_radm2sorg: chem/vdrog3 are not dimensioned (ims:ime,kms:kme,jms:jme,:)'
+      IF (PRESENT(stat)) THEN
+        stat = 2
+        RETURN
+      END IF
+      ERROR STOP 2
     END IF
     be = 0
     IF (PRESENT(backend)) be = backend
+    stats = 0   ! not written by a call that fails before the integration
     CALL c_run(C_LOC(chem), INT(SIZE(chem, 4), C_INT), p, rad, C_LOC(qv), C_LOC(t_phy), &
                C_LOC(p_phy), C_LOC(rho), ph, REAL(dtstepc, C_FLOAT), C_LOC(vdrog3),    &
                INT(SIZE(vdrog3, 4), C_INT), INT(p_nu0, C_INT), dims, be, stats, ierr)
     IF (PRESENT(nfailed)) THEN
       nfailed = INT(stats(4))
-      IF (ierr == 1 .AND. stats(4) > 0) RETURN
+      IF (ierr == 1 .AND. stats(4) > 0) ierr = 0   ! failed cells are counted, not an error
     END IF
-    IF (ierr /= 0) THEN
-      WRITE(0, '(A,I0,A)') 'wrfgpu_radm2sorg: failed (status ', ierr, '), see the message above'
-      ERROR STOP 'wrfgpu_radm2sorg'
+    IF (PRESENT(stat)) THEN
+      stat = ierr
+    ELSE IF (ierr /= 0) THEN
+      IF (ierr == 2) ERROR STOP 2   ! the message is printed (bridge.h)
+      ERROR STOP 1
     END IF
   END SUBROUTINE wrfgpu_radm2sorg
 

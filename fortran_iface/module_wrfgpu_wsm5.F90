@@ -28,7 +28,7 @@ module module_wrfgpu_wsm5
     subroutine wrfgpu_wsm5_c(th, q, qc, qr, qi, qs, den, pii, p, delz, delt, consts17, &
                              rain, rainncv, snow, snowncv, has_snow, sr, refl_10cm,      &
                              diagflag, do_radar_ref, has_reqc, has_reqi, has_reqs,      &
-                             re_cloud, re_ice, re_snow, dims18) bind(C, name='wrfgpu_wsm5_c')
+                             re_cloud, re_ice, re_snow, dims18, ierr) bind(C, name='wrfgpu_wsm5_c')
       import :: c_float, c_int
       real(c_float), intent(inout) :: th(*), q(*), qc(*), qr(*), qi(*), qs(*)
       real(c_float), intent(in) :: den(*), pii(*), p(*), delz(*)
@@ -40,6 +40,7 @@ module module_wrfgpu_wsm5
       integer(c_int), value :: diagflag, do_radar_ref, has_reqc, has_reqi, has_reqs
       real(c_float), intent(inout) :: re_cloud(*), re_ice(*), re_snow(*)
       integer(c_int), intent(in) :: dims18(18)
+      integer(c_int), intent(out) :: ierr
     end subroutine wrfgpu_wsm5_c
     subroutine wrfgpu_wsm5_set_dens(dens) bind(C, name='wrfgpu_wsm5_set_dens')
       import :: c_float
@@ -74,7 +75,7 @@ contains
       t0c, ep1, ep2, qmin, XLS, XLV0, XLF0, den0, denr, cliq, cice, psat, rain, rainncv,   &
       snow, snowncv, sr, refl_10cm, diagflag, do_radar_ref, has_reqc, has_reqi, has_reqs,  &
       re_cloud, re_ice, re_snow, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms,    &
-      kme, its, ite, jts, jte, kts, kte)
+      kme, its, ite, jts, jte, kts, kte, stat)
     integer, intent(in) :: ids,ide, jds,jde, kds,kde, ims,ime, jms,jme, kms,kme, &
                            its,ite, jts,jte, kts,kte
     real(c_float), dimension(ims:ime, kms:kme, jms:jme), intent(inout) :: th, q, qc, qi, qr, qs
@@ -88,9 +89,10 @@ contains
     real(c_float), dimension(ims:ime, jms:jme), optional, intent(inout) :: snow, snowncv
     logical, optional, intent(in) :: diagflag
     integer, optional, intent(in) :: do_radar_ref
+    integer, optional, intent(out) :: stat   ! 0, 1 or 2 (bridge.h); absent: a failure stops
 
     real(c_float) :: consts(17)
-    integer(c_int) :: dims(18), idiag, iref, isnow
+    integer(c_int) :: dims(18), idiag, iref, isnow, ierr
     real(c_float) :: dummy(1)
 
     consts = (/ g, cpd, cpv, rd, rv, t0c, ep1, ep2, qmin, XLS, XLV0, XLF0, den0, denr, &
@@ -109,12 +111,18 @@ contains
       call wrfgpu_wsm5_c(th, q, qc, qr, qi, qs, den, pii, p, delz, real(delt, c_float), consts, &
                          rain, rainncv, snow, snowncv, isnow, sr, refl_10cm, idiag, iref,       &
                          int(has_reqc, c_int), int(has_reqi, c_int), int(has_reqs, c_int),    &
-                         re_cloud, re_ice, re_snow, dims)
+                         re_cloud, re_ice, re_snow, dims, ierr)
     else
       call wrfgpu_wsm5_c(th, q, qc, qr, qi, qs, den, pii, p, delz, real(delt, c_float), consts, &
                          rain, rainncv, dummy, dummy, isnow, sr, refl_10cm, idiag, iref,       &
                          int(has_reqc, c_int), int(has_reqi, c_int), int(has_reqs, c_int),    &
-                         re_cloud, re_ice, re_snow, dims)
+                         re_cloud, re_ice, re_snow, dims, ierr)
+    end if
+    if (present(stat)) then
+      stat = ierr
+    else if (ierr /= 0) then
+      if (ierr == 2) error stop 2   ! the message is printed (bridge.h)
+      error stop 1
     end if
   end subroutine wsm5_gpu
 

@@ -1,12 +1,11 @@
 // radm2sorg_bridge.cpp - C entry points of the RADM2SORG chemistry for Fortran
 // (fortran_iface/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_reference.md D.5.
-// Exceptions never cross into Fortran: the message is printed and *ierr set (2 bad input,
-// 1 runtime failure, including cells whose integration failed).
+// Errors, status and the backend default: bridge.h (*ierr 0, 1 or 2; 1 also for cells whose
+// integration failed, counted in stats[3]).
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <exception>
+#include "bridge.h"
 #include "call_timing.h"
 #include "errors.h"
 #include "modes.h"
@@ -38,16 +37,16 @@ void wrfgpu_radm2sorg_name(const int* kind, const int* q, char* name, const int*
 // chem(ims:ime,kms:kme,jms:jme,num_chem) ppmv; p_chem(41): P_x of each state chem field;
 // rad(17): addresses of the radical arrays; qv,t_phy,p_phy,rho: 3-D; ph(21): addresses of the
 // ph_* arrays in Pj order; vdrog3(ims:ime,kms:kme,jms:jme,ldrog); dims(18): ids,ide,jds,jde,
-// kds,kde, ims,ime,jms,jme,kms,kme, its,ite,jts,jte,kts,kte; backend: 0 auto (or
-// WRFGPU_BACKEND), 1 cpu, 2 gpu; stats (optional, may be null): nstp total, nacc total,
+// kds,kde, ims,ime,jms,jme,kms,kme, its,ite,jts,jte,kts,kte; backend: 0 WRFGPU_BACKEND (else
+// gpu), 1 cpu, 2 gpu, 3 both, 4 auto; stats (optional, may be null): nstp total, nacc total,
 // nrej total, failed cells.
 void wrfgpu_radm2sorg_run(float* chem, const int* num_chem, const int* p_chem, float** rad,
                           const float* qv, const float* t_phy, const float* p_phy,
                           const float* rho, const float** ph, const float* dtstepc,
                           float* vdrog3, const int* ldrog, const int* p_nu0, const int* dims,
                           const int* backend, long long* stats, int* ierr) {
-  *ierr = 0;
-  try {
+  int failed = 0;
+  *ierr = bridge_call("radm2sorg", [&] {
     r2::WrfArrays a;
     WrfDims& d = a.d;
     d.ids = dims[0]; d.ide = dims[1]; d.jds = dims[2]; d.jde = dims[3]; d.kds = dims[4]; d.kde = dims[5];
@@ -62,8 +61,7 @@ void wrfgpu_radm2sorg_run(float* chem, const int* num_chem, const int* p_chem, f
     a.vdrog3 = vdrog3;
     a.ldrog = *ldrog;
     r2::Options o;
-    o.backend = *backend == 1 ? Backend::Cpu : *backend == 2 ? Backend::Gpu
-                                                               : backend_from_env(Backend::Auto);
+    o.backend = bridge_backend(*backend);
     o.mode = mode_from_env(o.mode);
     o.dtstepc = *dtstepc;
     o.p_nu0 = *p_nu0;
@@ -80,17 +78,12 @@ void wrfgpu_radm2sorg_run(float* chem, const int* num_chem, const int* p_chem, f
     }
     if (!s.failures.empty()) {
       const r2::Failure& f = s.failures[0];
-      std::fprintf(stderr, "wrfgpu radm2sorg: integration failed in %zu cell(s), first (i,k,j)=(%d,%d,%d) status %d\n",
+      std::fprintf(stderr, "wrfgpu: radm2sorg: integration failed in %zu cell(s), first (i,k,j)=(%d,%d,%d) status %d\n",
                    s.failures.size(), f.i, f.k, f.j, f.status);
-      *ierr = 1;
+      failed = 1;
     }
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "wrfgpu radm2sorg: %s\n", e.what());
-    *ierr = 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "wrfgpu radm2sorg: %s\n", e.what());
-    *ierr = 1;
-  }
+  });
+  if (*ierr == 0) *ierr = failed;
 }
 
 }  // extern "C"

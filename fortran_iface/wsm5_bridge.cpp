@@ -13,7 +13,8 @@
 //
 // Backend: GPU by default; WRFGPU_BACKEND=cpu|gpu|auto|both overrides (cpu for a GPU-less
 // run); wrfgpu_wsm5_set_backend overrides both. Mode: WRFGPU_MODE=strict|fast (strict).
-// Errors: one line "wrfgpu: ..." on stderr, then exit status 2 (bad input) or 1.
+// Errors: bridge.h (one line "wrfgpu: ..." on stderr; status 2 bad input, else 1: returned by
+// wrfgpu_wsm5_c, the exit status of WRF's own symbols).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "bridge.h"
 #include "device.h"
 #include "host_cores.h"
 #include "call_timing.h"
@@ -37,26 +39,6 @@ namespace {
 std::mutex g_mu;
 bool g_backend_set = false;
 Backend g_backend = Backend::Gpu;
-
-[[noreturn]] void die(const char* where, const std::exception& e, int status) {
-  std::fprintf(stderr, "wrfgpu: %s: %s\n", where, e.what());
-  std::fflush(stderr);
-  std::exit(status);
-}
-
-template <class F>
-void guarded(const char* where, F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    die(where, e, 2);
-  } catch (const std::exception& e) {
-    die(where, e, 1);
-  } catch (...) {
-    std::fprintf(stderr, "wrfgpu: %s: unknown error\n", where);
-    std::exit(1);
-  }
-}
 
 Backend backend() {
   std::lock_guard<std::mutex> l(g_mu);
@@ -93,7 +75,7 @@ extern "C" {
 // saying which rank, on which host and why: a GPU run never falls back to the CPU silently.
 void wsm5_gpu_init_(int* myproc, int* nproc, int* mydevice) {
   Backend b = Backend::Gpu;
-  guarded("wsm5_gpu_init", [&] { b = backend(); });  // a bad WRFGPU_BACKEND stops here
+  bridge_call_or_exit("wsm5_gpu_init", [&] { b = backend(); });  // a bad WRFGPU_BACKEND stops here
   if (b == Backend::Cpu) {
     std::printf("wrfgpu: rank %d of %d runs WSM5 on the CPU backend (WRFGPU_BACKEND=cpu)\n",
                 *myproc, *nproc);
@@ -154,7 +136,7 @@ void wsm5_host_(float* th, float* pii, float* q, float* qc, float* qi, float* qr
                 int* its, int* ite, int* jts, int* jte, int* kts, int* kte) {
   (void)ids; (void)ide; (void)jds; (void)jde; (void)kds; (void)kde;
   (void)ims; (void)ime; (void)jms; (void)jme; (void)kms; (void)kme;
-  guarded("wsm5_host", [&] {
+  bridge_call_or_exit("wsm5_host", [&] {
     WrfDims d;
     d.its = d.ims = d.ids = *its;
     d.ite = d.ime = d.ide = *ite;
@@ -186,8 +168,8 @@ void wrfgpu_wsm5_c(float* th, float* q, float* qc, float* qr, float* qi, float* 
                    float delt, const float* consts17, float* rain, float* rainncv, float* snow,
                    float* snowncv, int has_snow, float* sr, float* refl_10cm, int diagflag,
                    int do_radar_ref, int has_reqc, int has_reqi, int has_reqs, float* re_cloud,
-                   float* re_ice, float* re_snow, const int* dims18) {
-  guarded("wsm5_gpu", [&] {
+                   float* re_ice, float* re_snow, const int* dims18, int* ierr) {
+  *ierr = bridge_call("wsm5_gpu", [&] {
     WrfDims d;
     const int* b = dims18;
     d.ids = b[0]; d.ide = b[1]; d.jds = b[2]; d.jde = b[3]; d.kds = b[4]; d.kde = b[5];
@@ -233,7 +215,7 @@ void wrfgpu_wsm5_set_dens(float dens) {
 
 // "cpu", "gpu", "auto", "both", or "" to go back to WRFGPU_BACKEND / the GPU default.
 void wrfgpu_wsm5_set_backend(const char* name, int len) {
-  guarded("wrfgpu_wsm5_set_backend", [&] {
+  bridge_call_or_exit("wrfgpu_wsm5_set_backend", [&] {
     std::string n(name, (std::size_t)(len > 0 ? len : 0));
     while (!n.empty() && (n.back() == ' ' || n.back() == '\0')) n.pop_back();
     std::lock_guard<std::mutex> l(g_mu);

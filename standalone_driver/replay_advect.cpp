@@ -174,7 +174,7 @@ class AdvectReplay : public Replay {
     // reference cases (docs/advection.md); the threshold leaves room for summation-order
     // ulps only.
     t.plmv_vs_ref = m == Mode::Strict ? 1e-6 : 1e-4;
-    t.plmv_gpu_cpu = m == Mode::Strict ? 0.0 : 1e-5;
+    t.plmv_gpu_cpu = advection::gpu_cpu_plmv_limit(m);
     t.basis = m == Mode::Strict ? "bitwise target; 1e-6 allows ulp-level order effects; GPU = CPU exactly"
                                 : "fast mode";
     return t;

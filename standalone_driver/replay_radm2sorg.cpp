@@ -134,7 +134,7 @@ class Radm2sorgReplay : public Replay {
     // Adaptive step control amplifies rounding differences up to RTOL where a step is
     // accepted in one build and rejected in the other (docs/radm2sorg.md).
     t.plmv_vs_ref = 1e-3;
-    t.plmv_gpu_cpu = m == Mode::Strict ? 1e-4 : 1e-3;
+    t.plmv_gpu_cpu = radm2sorg::gpu_cpu_plmv_limit(m);
     t.basis = "RTOL = 1e-3 of WRF's Ros3 (step acceptance can differ between builds)";
     return t;
   }

@@ -179,7 +179,7 @@ class Wsm5Replay : public Replay {
     // qs by 9.6e-4 (CPU vs WRF) and up to 1e-3 between the two backends. On the real captures
     // fast mode stays within 8.4e-7 of WRF; strict mode is the one held to WRF's own spread.
     t.plmv_vs_ref = m == Mode::Strict ? 1.2e-5 : 2e-3;
-    t.plmv_gpu_cpu = m == Mode::Strict ? 1e-6 : 2e-3;
+    t.plmv_gpu_cpu = wsm5::gpu_cpu_plmv_limit(m, "th");
     t.basis = m == Mode::Strict ? "WRF's own rebuild spread (docs/wsm5.md); GPU-CPU 1e-6"
                                 : "fast mode: 2e-3 vs WRF and GPU-CPU (fast maths move the snow front)";
     return t;

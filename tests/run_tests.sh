@@ -5,6 +5,8 @@
 #   Fortran programs (bin/test_*_fortran): link the library through the Fortran bindings.
 #   Driver checks (tests/driver/*.sh): the replay driver on the bundled captures and on bad
 #   input.
+#   Install checks (tests/install/*.sh): make install into a temporary prefix, and a C++ and a
+#   Fortran program built against it through pkg-config and through CMake find_package.
 cd "$(dirname "$0")/.." || exit 2
 passed=0; failed=0; skipped=0
 log=$(mktemp)
@@ -33,8 +35,9 @@ for src in fortran_iface/tests/test_*_fortran.F90; do
   if "$t"; then passed=$((passed + 1)); else echo "FAILED: $t"; failed=$((failed + 1)); fi
 done
 
-# Driver checks: exit 0 passed, 77 skipped (what they need is not here, e.g. a GPU), else failed.
-for t in tests/driver/*.sh; do
+# Driver and install checks: exit 0 passed, 77 skipped (what they need is not here, e.g. a
+# GPU), else failed.
+for t in tests/driver/*.sh tests/install/*.sh; do
   [ -f "$t" ] || continue
   echo "== $t"
   sh "$t"; rc=$?

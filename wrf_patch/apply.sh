@@ -18,7 +18,8 @@
 #   --revert           undo whatever of the above is applied (patches, configure.wrf lines, and
 #                      the CMake line and file), in either mode
 #   --check            say what is applied, change nothing (both builds' settings)
-#   --wrfgpu DIR       the wrfgpu tree or install prefix holding include/*.mod and lib/libwrfgpu.a
+#   --wrfgpu DIR       the wrfgpu tree (include/*.mod, lib/libwrfgpu.a) or install prefix
+#                      (make install: lib/wrfgpu/mod/*.mod, lib/libwrfgpu.a)
 #                      (default: the repository this script belongs to)
 #
 # The GPU patches are refused when configure.wrf defines -DXEON_OPTIMIZED_WSM5 (WSM5 would run
@@ -283,10 +284,13 @@ cuda_libs() {
   [ "$cuda" = 1 ] && echo "-L${home:-/usr/local/cuda}/lib64 -Wl,-rpath,${home:-/usr/local/cuda}/lib64 -lcudart"
 }
 
+# the folder of wrfgpu's Fortran .mod files: lib/wrfgpu/mod in an install prefix, include/ in a tree
+mod_dir() { if [ -d "$WRFGPU/lib/wrfgpu/mod" ]; then echo "$WRFGPU/lib/wrfgpu/mod"; else echo "$WRFGPU/include"; fi; }
+
 conf_block() {
   echo "$BEGIN_MARK"
   if [ "$GPU" = 1 ]; then
-    echo "WRFGPU_INCLUDE  =    -I$WRFGPU/include"
+    echo "WRFGPU_INCLUDE  =    -I$(mod_dir)"
     local wlib="$WRFGPU/lib/libwrfgpu.a"   # the archive, not libwrfgpu.so: no run-time path needed
     [ -f "$wlib" ] || wlib="-L$WRFGPU/lib -Wl,-rpath,$WRFGPU/lib -lwrfgpu"
     echo "LIB_LOCAL       +=   $wlib $(cuda_libs) -L\$(NETCDFPATH)/lib -lnetcdf -lstdc++ -lgomp"
@@ -466,7 +470,7 @@ if [ "$REVERT" = 0 ] && [ "$CAPTURE" = 1 ]; then
 fi
 if [ "$REVERT" = 0 ] && [ "$GPU" = 1 ]; then
   [ -f "$WRFGPU/lib/libwrfgpu.a" ] || echo "warning: $WRFGPU/lib/libwrfgpu.a not found (build wrfgpu: ./configure && make lib)" >&2
-  [ -f "$WRFGPU/include/module_wrfgpu_wsm5.mod" ] || echo "warning: $WRFGPU/include/module_wrfgpu_wsm5.mod not found" >&2
+  [ -f "$(mod_dir)/module_wrfgpu_wsm5.mod" ] || echo "warning: $(mod_dir)/module_wrfgpu_wsm5.mod not found" >&2
   if [ "$CMAKE" = 0 ]; then
     echo "next: cd $WRF_DIR && ./compile em_real (or your case); run with WRFGPU_BACKEND=gpu|cpu|auto"
   elif [ "${#BUILDS[@]}" -gt 0 ]; then

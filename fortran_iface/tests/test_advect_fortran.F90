@@ -16,6 +16,7 @@
 program test_advect_fortran
   use netcdf
   use module_wrfgpu_advect
+  use wrfgpu_test_gpu, only: gpu_visible
   implicit none
   real, parameter :: sentinel = -777.
   character(len=*), parameter :: default_file = 'test_data/quarter_ss_advect_scalar_pd_d01_step0120_rank0.nc'
@@ -69,7 +70,7 @@ contains
   allocate(work(ims:ime, kms:kme, jms:jme))
 
   ! ---- A: batched (auto backend: the GPU when one is visible)
-  call batch(1, 0)
+  call batch(1, 4)
   ta = sentinel
   all_took = .true.
   do t = 1, 4
@@ -86,7 +87,8 @@ contains
   call check(untouched(ta), 'A: nothing written outside the tiles')
   call check(maxval(abs(ta(its:ite, kts:kte, jts:jte, :))) > 0., 'A: tendencies are not all zero')
 
-  ! ---- B: per species and tile, the minimal hook
+  ! ---- B: per species and tile, the minimal hook (WRF's call passes no backend: the GPU,
+  ! fortran_iface/bridge.h; here auto, so that the test runs without one too)
   tb = sentinel
   do t = 1, 4
     do s = 1, nspec
@@ -94,11 +96,23 @@ contains
       call wrfgpu_advect(1, 1, field(:,:,:,s), field_old(:,:,:,s), work, work, work, ru, rv, rom, &
            mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,      &
            flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                      &
-           tiles(1,t), tiles(2,t), tiles(3,t), tiles(4,t), kts, kte)
+           tiles(1,t), tiles(2,t), tiles(3,t), tiles(4,t), kts, kte, backend=4)
       call keep_tile(work, tb(:,:,:,s), t)
     end do
   end do
   call check(same(ta, tb, .false.), 'B: per-species wrfgpu_advect == batched (bitwise, with sentinels)')
+  ! The same call without a backend, as WRF makes it: WRFGPU_BACKEND, else the GPU; without a
+  ! usable one it fails with status 1 and writes nothing (never a silent CPU run).
+  call get_environment_variable('WRFGPU_BACKEND', path)
+  if (len_trim(path) == 0 .and. .not. gpu_visible()) then
+    work = sentinel
+    call wrfgpu_advect(1, 1, field(:,:,:,1), field_old(:,:,:,1), work, work, work, ru, rv, rom, &
+         mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,      &
+         flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                      &
+         its, ite, jts, jte, kts, kte, stat=stat)
+    call check(stat == 1 .and. all(work == sentinel), &
+               'B: no backend and no usable GPU: status 1, nothing written')
+  end if
 
   ! ---- C: CPU backend, batched
   call batch(1, 1)
@@ -114,7 +128,7 @@ contains
   call check(same(tc, ref, .true.), 'C: CPU backend batched == WRF (bitwise)')
 
   ! ---- D: RK1/RK2 (advect_scalar on field)
-  call batch(0, 0)
+  call batch(0, 4)
   td = sentinel
   te = sentinel
   do t = 1, 4
@@ -127,7 +141,7 @@ contains
       call wrfgpu_advect(0, 1, field(:,:,:,s), field(:,:,:,s), work, work, work, ru, rv, rom, &
            mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,  &
            flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                  &
-           tiles(1,t), tiles(2,t), tiles(3,t), tiles(4,t), kts, kte)
+           tiles(1,t), tiles(2,t), tiles(3,t), tiles(4,t), kts, kte, backend=4)
       call keep_tile(work, te(:,:,:,s), t)
     end do
   end do

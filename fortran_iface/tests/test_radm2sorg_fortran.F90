@@ -60,7 +60,7 @@ program test_radm2sorg_fortran
   real(8), parameter :: GPU_VS_CPU = 1d-6
 
   character(len=16) :: cname(NCHEM + NRAD), pname(NPH)
-  integer :: p_chem(NCHEM), nfail, ncid, nx, nz, ny, ldrog, p_nu0, q, nfailed, ncell
+  integer :: p_chem(NCHEM), nfail, ncid, nx, nz, ny, ldrog, p_nu0, q, nfailed, ncell, st
   integer :: ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, its, ite, jts, jte, kts, kte
   real :: dtstepc
   logical :: bitwise, gpu_expected
@@ -155,18 +155,26 @@ program test_radm2sorg_fortran
   call check(count(bits(cc(its:ite, kts:kte, jts:jte, q)) /= bits(chem0(its:ite, kts:kte, jts:jte, q))) &
              > ncell / 2, 'A: the chemistry changed o3 in most cells')
 
-  ! --- B: the default backend ---------------------------------------------------------
+  ! --- B: the default backend (WRFGPU_BACKEND, else the GPU: fortran_iface/bridge.h) ------
   call get_environment_variable('WRFGPU_BACKEND', env)
   select case (trim(env))
   case ('cpu')
     gpu_expected = .false.
-  case ('gpu', 'both')
-    gpu_expected = .true.
-  case default
+  case ('auto')
     gpu_expected = gpu_visible()
+  case default  ! unset, gpu, both
+    gpu_expected = .true.
   end select
+  if (gpu_expected .and. .not. gpu_visible()) then
+    write(*, '(a)') 'B: backend=0 asks for the GPU and none is visible: the call must fail'
+    call run(0, 0, ca, ra, va, st)
+    call check(st == 1, 'B: no usable GPU: status 1, not a silent CPU run')
+    call check(all(bits(ca) == bits(chem0)) .and. all(bits(ra) == bits(rad0)), &
+               'B: no usable GPU: chem and radicals untouched')
+  else
   write(*, '(a,a)') 'B: backend=0 runs on the ', merge('GPU', 'CPU', gpu_expected)
-  call run(0, 0, ca, ra, va)
+  call run(0, 0, ca, ra, va, st)
+  call check(st == 0, 'B: default backend, status 0')
   call check(nfailed == 0, 'B: default backend, no failed cell')
   if (gpu_expected) then
     worst = 0
@@ -187,6 +195,7 @@ program test_radm2sorg_fortran
     call check(ndiff == 0, 'B: the same bits as backend=1')
   end if
   call check(untouched(ca, ra, va), 'B: nothing written outside the tile or in other chem slots')
+  end if
 
   ! --- C: swapped arguments are caught -------------------------------------------------
   call run(1, 1, cs, rs, vs)
@@ -194,18 +203,24 @@ program test_radm2sorg_fortran
   call run(1, 2, cs, rs, vs)
   call check_against_reference('C: hc3p and ethp swapped', cs, rs, vs, .false.)
 
-  if (nfail > 0) then
-    write(*, '(i0,a)') nfail, ' check(s) FAILED'
-    stop 1
-  end if
-  write(*, '(a)') 'test_radm2sorg_fortran: all checks PASS'
+  call finish()
 
 contains
 
+  subroutine finish()
+    if (nfail > 0) then
+      write(*, '(i0,a)') nfail, ' check(s) FAILED'
+      stop 1
+    end if
+    write(*, '(a)') 'test_radm2sorg_fortran: all checks PASS'
+    stop
+  end subroutine finish
+
   ! One call as chem_driver makes it. swap 1: ph_ch2om and ph_ch2or exchanged; swap 2: the
   ! radicals hc3p and ethp exchanged (the arrays written back are exchanged too).
-  subroutine run(backend, swap, c, r, v)
+  subroutine run(backend, swap, c, r, v, stat)
     integer, intent(in) :: backend, swap
+    integer, intent(out), optional :: stat
     real, intent(inout), target :: c(ims:ime, kms:kme, jms:jme, NUM_CHEM)
     real, intent(inout), target :: r(ims:ime, kms:kme, jms:jme, NRAD), v(ims:ime, kms:kme, jms:jme, ldrog)
     integer :: m1, m2, r1, r2
@@ -239,7 +254,8 @@ contains
       vdrog3=v, dtstepc=dtstepc, p_nu0=p_nu0,                                                &
       ids=ids, ide=ide, jds=jds, jde=jde, kds=kds, kde=kde,                                  &
       ims=ims, ime=ime, jms=jms, jme=jme, kms=kms, kme=kme,                                  &
-      its=its, ite=ite, jts=jts, jte=jte, kts=kts, kte=kte, backend=backend, nfailed=nfailed)
+      its=its, ite=ite, jts=jts, jte=jte, kts=kts, kte=kte, backend=backend, nfailed=nfailed, &
+      stat=stat)
   end subroutine run
 
   ! The tile's values against the Fortran reference: bit for bit (every value, no exclusion)

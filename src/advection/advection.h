@@ -57,7 +57,7 @@ struct AdvectInputs {
 // Timings of one call (GPU: CUDA events, summed over the species groups; with overlap, the
 // sum of the parts exceeds total_ms). CPU: kernel_ms = total_ms.
 struct AdvectTimings {
-  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU: events, union over groups (staged_call.h)
   double pack_ms = 0;   // host packing/unpacking between WRF arrays and pinned buffers
   double check_ms = 0;  // the input checks (validate(): bounds, halos, finite values), host
   double total_ms = 0;  // wall clock of the call (validation excluded)
@@ -68,6 +68,11 @@ struct AdvectTimings {
   double both_max_abs_diff = 0;
   std::size_t both_cells_differing = 0;
 };
+
+// How closely the GPU backend agrees with the CPU backend (per-level mean variance of the
+// tendencies; Backend::Both and the replay driver hold it to this): strict 0, bit for bit (no
+// transcendental functions, the same operations in the same order); fast 1e-5.
+double gpu_cpu_plmv_limit(Mode m);
 
 // GPU tuning (defaults chosen for H100/H200).
 // 0 = automatic, which the environment can set for tuning without rebuilding:

@@ -15,18 +15,17 @@
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 #include "config.h"
 #include "advection_impl.h"
 #include "cuda_util.h"
 #include "errors.h"
+#include "staged_call.h"
 #include "stream_copy.h"
 
 namespace wrfgpu {
@@ -302,41 +301,26 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
   }
 }
 
-// Buffers reused across calls (grow only). One set per numerical mode; run_gpu holds a lock
-// for the whole call, because WRF's rk_scalar_tend calls the per-species hook from inside its
-// OpenMP tile loop (smpar and dm+sm builds) when a species is not batched.
-// A group's inputs are packed into its slot's staging and outputs come back into one
-// page-locked buffer for the whole call, so that no output is written to the caller's arrays
-// before every group's inputs are packed and checked.
+// Buffers reused across calls (grow only) and the pipeline, one set per numerical mode. The
+// pipeline's lock is held for the whole call, because WRF's rk_scalar_tend calls the
+// per-species hook from inside its OpenMP tile loop (smpar and dm+sm builds) when a species is
+// not batched. A group's inputs are packed into its stream's staging (Staging::PerSlotIn);
+// outputs come back into one page-locked buffer for the whole call, so that no output is
+// written to the caller's arrays before every group's inputs are packed and checked.
+constexpr int kSlots = 2;
 struct Slot {
   PinnedBuffer<float> pin_in;
   DeviceBuffer<float> d_in, d_out, d_scale, d_flux;
 };
-struct State {
+struct Context {
+  StagedPipeline pipe{"advect"};
   PinnedBuffer<float> pin_met, pin_out;
   DeviceBuffer<float> d_met;
-  Slot slot[2];
-  StreamSet streams{2};
-  cudaEvent_t met_done;
-  std::vector<std::array<cudaEvent_t, 4>> ev;  // per group: start, h2d done, kernels done, d2h done
-  bool init = false;
-  void ensure() {
-    if (init) return;
-    WRFGPU_CUDA_CHECK(cudaEventCreate(&met_done));
-    init = true;
-  }
-  void events(std::size_t ngroups) {
-    while (ev.size() < ngroups) {
-      std::array<cudaEvent_t, 4> e;
-      for (auto& x : e) WRFGPU_CUDA_CHECK(cudaEventCreate(&x));
-      ev.push_back(e);
-    }
-  }
+  Slot slot[kSlots];
 };
-State& state() {
-  static State s;
-  s.ensure();
-  return s;
+Context& context() {
+  static Context* c = new Context();  // never destroyed: CUDA may be gone at exit
+  return *c;
 }
 
 // Copy box b of ns species of a WRF 4-D array (caller layout d, species stride sst) into
@@ -405,12 +389,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+// Advection through the staged pipeline (staged_call.h): the met fields are its prologue, a
+// chunk is a group of species.
 void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
-  static std::mutex call_mu;  // one call at a time on this mode's buffers and streams
-  std::lock_guard<std::mutex> lock(call_mu);
+  Context& st = context();
+  const auto lock = st.pipe.lock();
   const auto tstart = std::chrono::steady_clock::now();
-  NvtxRange nv_all(p.pd ? "advect_pd" : "advect_unlimited");
-  State& st = state();
   const AdvectInputs& in = *p.in;
   const WrfDims& ud = in.dims;
   const Box& R = p.region;  // i/j region, k = kts..ktf
@@ -452,34 +436,21 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const std::size_t fb3 = FB.size();
   const int ncomp = p.pd ? 6 : 3;  // flux components per face and species
 
-  // ---- met fields: one packed buffer ------------------------------------------------------
+  // ---- buffers ----------------------------------------------------------------------------
   const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
   float* pm = st.pin_met.reserve(met_n);
   float* dm = st.d_met.reserve(met_n);
-  double pack_ms = 0;
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    float* q = pm;
-    const float* a3[3] = {in.ru, in.rv, in.rom};
-    for (const float* a : a3) { pack3(a, ud, R, q); q += r3; }
-    const float* a2[5] = {in.mut, in.mub, in.mu_old, in.msftx, in.msfty};
-    for (const float* a : a2) {
-      if (a) pack2(a, ud, R, q); else std::memset(q, 0, r2 * sizeof(float));
-      q += r2;
-    }
-    const float* a1[5] = {in.c1, in.c2, in.fzm, in.fzp, in.rdzw};
-    for (const float* a : a1) {
-      if (a) std::memcpy(q, a, nk1 * sizeof(float)); else std::memset(q, 0, nk1 * sizeof(float));
-      q += nk1;
-    }
-    pack_ms += ms_since(t0);
+  // per-group sizes (elements)
+  const std::size_t in_per_sp = r3 * (sep_fo ? 2 : 1) + (acc ? t3 * (in.h_tendency ? 2 : 1) : 0);
+  const std::size_t out_per_sp = t3 * nout;
+  float* const pin_out = st.pin_out.reserve(out_per_sp * ns);
+  for (auto& sl : st.slot) {
+    sl.pin_in.reserve(in_per_sp * G);
+    sl.d_in.reserve(in_per_sp * G);
+    sl.d_out.reserve(out_per_sp * G);
+    sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
+    sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
   }
-  cudaStream_t s0 = st.streams[0];
-  EventTimer met_timer;
-  met_timer.start(s0);
-  WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, pm, met_n * sizeof(float), cudaMemcpyHostToDevice, s0));
-  met_timer.stop(s0);
-  WRFGPU_CUDA_CHECK(cudaEventRecord(st.met_done, s0));
   std::size_t bytes_h2d = met_n * sizeof(float), bytes_d2h = 0;
 
   // ---- device view ------------------------------------------------------------------------
@@ -495,65 +466,17 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const float* d1 = d2 + 5 * r2;
   v.c1 = d1; v.c2 = d1 + nk1; v.fzm = d1 + 2 * nk1; v.fzp = d1 + 3 * nk1; v.rdzw = d1 + 4 * nk1;
   v.k1d = ud.kms;
-
-  // per-group sizes (elements)
-  const std::size_t in_per_sp = r3 * (sep_fo ? 2 : 1) + (acc ? t3 * (in.h_tendency ? 2 : 1) : 0);
-  const std::size_t out_per_sp = t3 * nout;
-  float* const pin_out = st.pin_out.reserve(out_per_sp * ns);
-  st.events((std::size_t)ngroups);
-  for (auto& sl : st.slot) {
-    sl.pin_in.reserve(in_per_sp * G);
-    sl.d_in.reserve(in_per_sp * G);
-    sl.d_out.reserve(out_per_sp * G);
-    sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
-    sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
-  }
   const dim3 blk(32, 4, 1);
   auto grid_for = [&](const Box& b, int g) {
     return dim3((b.ni() + blk.x - 1) / blk.x, ((b.nk() + blk.y - 1) / blk.y) * b.nj(),
                 (g + spt - 1) / spt);
   };
-  double h2d_ms = 0, ker_ms = 0, d2h_ms = 0;
-  // The first non-finite tracer value per RowCheck (Prepared::tracer_checks), over all groups.
-  const RowCheck* rc_f = nullptr;
-  const RowCheck* rc_fo = nullptr;
-  if (p.tracers_unchecked)
-    for (const RowCheck& rc : p.tracer_checks)
-      (std::string(rc.name) == "field" ? rc_f : rc_fo) = &rc;
-  long bad_f = LONG_MAX, bad_fo = LONG_MAX;
-
-  // Group g: wait until group g-2 has copied its inputs out of the slot's staging, pack (and
-  // check) g's inputs, then queue its H2D, kernels and D2H into pin_out on the slot's stream.
-  for (int g = 0; g < ngroups; ++g) {
-    const int sl = g % 2;
-    Slot& S = st.slot[sl];
-    const std::array<cudaEvent_t, 4>& E = st.ev[(std::size_t)g];
-    cudaStream_t strm = st.streams[sl];
-    if (g >= 2) WRFGPU_CUDA_CHECK(cudaEventSynchronize(st.ev[(std::size_t)g - 2][1]));
-    const int sa = g * G, gn = std::min(G, ns - sa);
-    // pack inputs: [f x gn][fo x gn][tend x gn][htend x gn]
-    const auto t0 = std::chrono::steady_clock::now();
-    float* q = S.pin_in.data();
-    const std::size_t off = (std::size_t)sa * p.sst;
-    bad_f = std::min(bad_f, pack3(in.field + off, p.sst, gn, ud, R, q, rc_f, sa)); q += gn * r3;
-    if (sep_fo) { bad_fo = std::min(bad_fo, pack3(in.field_old + off, p.sst, gn, ud, R, q, rc_fo, sa)); q += gn * r3; }
-    if (acc) {
-      pack3(in.tendency + off, p.sst, gn, ud, T, q); q += gn * t3;
-      if (in.h_tendency) { pack3(in.h_tendency + off, p.sst, gn, ud, T, q); q += gn * t3; }
-    }
-    const std::size_t nin = (std::size_t)(q - S.pin_in.data());
-    pack_ms += ms_since(t0);
-    // H2D
-    WRFGPU_CUDA_CHECK(cudaStreamWaitEvent(strm, st.met_done, 0));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E[0], strm));
-    {
-      NvtxRange nr("advect H2D");
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(S.d_in.data(), S.pin_in.data(), nin * sizeof(float),
-                                        cudaMemcpyHostToDevice, strm));
-    }
-    bytes_h2d += nin * sizeof(float);
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E[1], strm));
-    // device pointers of this group
+  // Group g's species, and its device pointers.
+  auto first_species = [&](int g) { return g * G; };
+  auto species_in = [&](int g) { return std::min(G, ns - g * G); };
+  auto group_view = [&](int g) {
+    const int gn = species_in(g);
+    const Slot& S = st.slot[g % kSlots];
     View vg = v;
     vg.f = S.d_in.data();
     vg.fo = sep_fo ? S.d_in.data() + (std::size_t)gn * r3 : vg.f;
@@ -561,7 +484,77 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     vg.tend = dout;
     vg.htend = in.h_tendency ? dout + (std::size_t)gn * t3 : nullptr;
     vg.ztend = in.z_tendency ? dout + (std::size_t)gn * t3 * (in.h_tendency ? 2 : 1) : nullptr;
+    return vg;
+  };
+  // The first non-finite tracer value per RowCheck (Prepared::tracer_checks), while packing.
+  const RowCheck* rc_f = nullptr;
+  const RowCheck* rc_fo = nullptr;
+  if (p.tracers_unchecked)
+    for (const RowCheck& rc : p.tracer_checks)
+      (std::string(rc.name) == "field" ? rc_f : rc_fo) = &rc;
+  std::vector<std::size_t> nin(ngroups, 0);
+
+  ChunkPlan plan;
+  plan.name = p.pd ? "advect_pd" : "advect_unlimited";
+  plan.chunks = ngroups;
+  plan.streams = kSlots;
+  plan.staging = Staging::PerSlotIn;
+  ChunkSteps steps;
+  // The met fields: one packed buffer (packed here, before the pipeline starts its clock for
+  // the copy), one H2D before every group.
+  const auto tmet = std::chrono::steady_clock::now();
+  {
+    float* q = pm;
+    const float* a3[3] = {in.ru, in.rv, in.rom};
+    for (const float* a : a3) { pack3(a, ud, R, q); q += r3; }
+    const float* a2[5] = {in.mut, in.mub, in.mu_old, in.msftx, in.msfty};
+    for (const float* a : a2) {
+      if (a) pack2(a, ud, R, q); else std::memset(q, 0, r2 * sizeof(float));
+      q += r2;
+    }
+    const float* a1[5] = {in.c1, in.c2, in.fzm, in.fzp, in.rdzw};
+    for (const float* a : a1) {
+      if (a) std::memcpy(q, a, nk1 * sizeof(float)); else std::memset(q, 0, nk1 * sizeof(float));
+      q += nk1;
+    }
+  }
+  const double met_pack_ms = ms_since(tmet);
+  steps.prologue = [&](cudaStream_t s0) {
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, pm, met_n * sizeof(float), cudaMemcpyHostToDevice, s0));
+  };
+  // Inputs of group g: [f x gn][fo x gn][tend x gn][htend x gn], each tracer row tested for
+  // NaN/Inf as it is copied.
+  steps.pack = [&](int g) {
+    const int sa = first_species(g), gn = species_in(g);
+    float* q0 = st.slot[g % kSlots].pin_in.data();
+    float* q = q0;
+    const std::size_t off = (std::size_t)sa * p.sst;
+    long bad = pack3(in.field + off, p.sst, gn, ud, R, q, rc_f, sa); q += gn * r3;
+    if (sep_fo) { bad = std::min(bad, pack3(in.field_old + off, p.sst, gn, ud, R, q, rc_fo, sa)); q += gn * r3; }
     if (acc) {
+      pack3(in.tendency + off, p.sst, gn, ud, T, q); q += gn * t3;
+      if (in.h_tendency) { pack3(in.h_tendency + off, p.sst, gn, ud, T, q); q += gn * t3; }
+    }
+    nin[g] = (std::size_t)(q - q0);
+    return bad == LONG_MAX;
+  };
+  // Bad input: nothing has been written to the caller's arrays; name the first bad value of
+  // all tracers, as validate() would.
+  steps.report_bad = [&]() {
+    const std::string m = first_bad_tracer(p);
+    if (!m.empty()) throw InputError("advection: " + m);
+  };
+  steps.copy_in = [&](int g, cudaStream_t strm) {
+    Slot& S = st.slot[g % kSlots];
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(S.d_in.data(), S.pin_in.data(), nin[g] * sizeof(float),
+                                      cudaMemcpyHostToDevice, strm));
+    bytes_h2d += nin[g] * sizeof(float);
+  };
+  steps.launch = [&](int g, cudaStream_t strm) {
+    const int gn = species_in(g);
+    Slot& S = st.slot[g % kSlots];
+    const View vg = group_view(g);
+    if (acc) {  // the tendencies accumulate onto what came in
       const float* din_t = S.d_in.data() + (std::size_t)gn * r3 * (sep_fo ? 2 : 1);
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(vg.tend, din_t, (std::size_t)gn * t3 * sizeof(float),
                                         cudaMemcpyDeviceToDevice, strm));
@@ -570,68 +563,42 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                                           (std::size_t)gn * t3 * sizeof(float),
                                           cudaMemcpyDeviceToDevice, strm));
     }
-    {
-      NvtxRange nr("advect kernels");
-      if (p.pd) {
-        FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
-        k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
-        const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
-        k_pd_scale_q<<<grid_for(RG, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), T.i0,
-                                                         T.i1, T.j0, T.j1, gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale_q");
-        k_pd_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend_q");
-      } else {
-        FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
-        k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
-        const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
-        k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
-        WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
-      }
+    const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
+    if (p.pd) {
+      FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
+      k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
+      k_pd_scale_q<<<grid_for(RG, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), T.i0,
+                                                       T.i1, T.j0, T.j1, gn, spt);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_pd_scale_q");
+      k_pd_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend_q");
+    } else {
+      FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
+      k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
+      k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
     }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E[2], strm));
-    // D2H of the tile outputs: group layout [t x gn][h x gn][z x gn] -> pinned per species
-    // interleaved as the unpacker expects ([t,h,z] per species).
-    {
-      NvtxRange nr("advect D2H");
-      float* po = pin_out + (std::size_t)sa * out_per_sp;
-      for (int s = 0; s < gn; ++s) {
-        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.tend + (std::size_t)s * t3, t3 * sizeof(float),
+  };
+  // D2H of the tile outputs: group layout [t x gn][h x gn][z x gn] -> pinned per species
+  // interleaved as the unpacker expects ([t,h,z] per species).
+  steps.copy_out = [&](int g, cudaStream_t strm) {
+    const int sa = first_species(g), gn = species_in(g);
+    const View vg = group_view(g);
+    float* po = pin_out + (std::size_t)sa * out_per_sp;
+    for (int s = 0; s < gn; ++s) {
+      for (float* src : {vg.tend, vg.htend, vg.ztend}) {
+        if (!src) continue;
+        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, src + (std::size_t)s * t3, t3 * sizeof(float),
                                           cudaMemcpyDeviceToHost, strm));
         po += t3;
-        if (vg.htend) {
-          WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.htend + (std::size_t)s * t3, t3 * sizeof(float),
-                                            cudaMemcpyDeviceToHost, strm));
-          po += t3;
-        }
-        if (vg.ztend) {
-          WRFGPU_CUDA_CHECK(cudaMemcpyAsync(po, vg.ztend + (std::size_t)s * t3, t3 * sizeof(float),
-                                            cudaMemcpyDeviceToHost, strm));
-          po += t3;
-        }
       }
     }
     bytes_d2h += (std::size_t)gn * out_per_sp * sizeof(float);
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E[3], strm));
-  }
-  // Bad input: nothing has been written to the caller's arrays. Let the queued work finish
-  // (it reads the staging), then name the first bad value as validate() would.
-  if (bad_f != LONG_MAX || bad_fo != LONG_MAX) {
-    for (int sl = 0; sl < 2; ++sl) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(st.streams[sl]));
-    throw InputError("advection: " + (bad_f != LONG_MAX ? rc_f->message(bad_f) : rc_fo->message(bad_fo)));
-  }
-  // Unpack the groups in order as their D2H completes (the later groups still run).
-  for (int g = 0; g < ngroups; ++g) {
-    const std::array<cudaEvent_t, 4>& E = st.ev[(std::size_t)g];
-    WRFGPU_CUDA_CHECK(cudaEventSynchronize(E[3]));
-    float a = 0;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, E[0], E[1])); h2d_ms += a;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, E[1], E[2])); ker_ms += a;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&a, E[2], E[3])); d2h_ms += a;
-    const auto t0 = std::chrono::steady_clock::now();
-    const int sa = g * G, gn = std::min(G, ns - sa);
+  };
+  steps.unpack = [&](int g) {
+    const int sa = first_species(g), gn = species_in(g);
     float* outs[3];
     int no = 0;
     const std::size_t off = (std::size_t)sa * p.sst;
@@ -639,14 +606,14 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (in.h_tendency) outs[no++] = in.h_tendency + off;
     if (in.z_tendency) outs[no++] = in.z_tendency + off;
     unpack3(pin_out + (std::size_t)sa * out_per_sp, no, outs, p.sst, gn, ud, T);
-    pack_ms += ms_since(t0);
-  }
-  h2d_ms += met_timer.ms();
+  };
+
+  const StagedTimes t = st.pipe.run(plan, steps);
   if (tm) {
-    tm->h2d_ms = h2d_ms;
-    tm->kernel_ms = ker_ms;
-    tm->d2h_ms = d2h_ms;
-    tm->pack_ms = pack_ms;
+    tm->h2d_ms = t.h2d_ms;
+    tm->kernel_ms = t.kernel_ms;
+    tm->d2h_ms = t.d2h_ms;
+    tm->pack_ms = met_pack_ms + t.pack_ms + t.unpack_ms;
     tm->total_ms = ms_since(tstart);
     tm->bytes_h2d = bytes_h2d;
     tm->bytes_d2h = bytes_d2h;

@@ -82,6 +82,11 @@ struct Prepared {
   bool tracers_unchecked = false;
 };
 
+// The message of the first non-finite value in the tracers of tracer_checks (field, then
+// field_old), as validate() names it; "" if there is none. The GPU backend calls it when its
+// packing found one, before anything is written.
+std::string first_bad_tracer(const Prepared& p);
+
 // A View of the caller's arrays (CPU backend).
 View cpu_view(const Prepared& p);
 

@@ -24,10 +24,12 @@ constexpr int kMaxInt = 1 << 30;
 const std::vector<Setting>& table() {
   static const std::vector<Setting> t = {
       // --- for users ------------------------------------------------------------------------
-      {"WRFGPU_BACKEND", C, "gpu|cpu|auto|both", 0, 0, "gpu inside WRF (WSM5); auto elsewhere", U,
+      {"WRFGPU_BACKEND", C, "gpu|cpu|auto|both", 0, 0,
+       "gpu in the Fortran interfaces (inside WRF, every kernel); auto in the C++ API and the replay", U,
        "library",
        "where the kernels run: gpu (stop with the cause when no GPU can be used), cpu (the CPU "
-       "backend, OpenMP), auto (the GPU when one is usable), both (run both and compare)"},
+       "backend, OpenMP), auto (the GPU when one is usable), both (the GPU, and the CPU on copies: "
+       "every output compared, a difference stops a strict run)"},
       {"WRFGPU_MODE", C, "strict|fast", 0, 0, "strict", U, "library",
        "strict: bitwise WRF's Fortran (no fast maths, no FMA contraction); fast: fast maths with "
        "IEEE division (docs/performance.md)"},
@@ -45,8 +47,9 @@ const std::vector<Setting>& table() {
        "library", "WSM5 GPU: slabs of rows per call (copies of one overlap the kernels of another)"},
       {"WRFGPU_WSM5_TEAM", C, "1|2|4|8|16|32", 0, 0, "8", T, "library",
        "WSM5 GPU: lanes per column in the sedimentation"},
-      {"WRFGPU_WSM5_TRACE", F, "", 0, 0, "0", T, "library",
-       "1: WSM5 GPU prints each call's slab timeline (host packing, copies, kernels)"},
+      {"WRFGPU_TRACE", F, "", 0, 0, "0", T, "library",
+       "1: every GPU call prints its chunks' timeline (host packing, copies, kernels, "
+       "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks)"},
       {"WRFGPU_ADVECT_BATCH", F, "", 0, 0, "1", T, "WRF patch",
        "0: advection per species and tile instead of one batched call per 4-D array (same "
        "results)"},

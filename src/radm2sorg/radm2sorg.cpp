@@ -19,6 +19,7 @@
 #include "errors.h"
 #include "finite_check.h"
 #include "radm2sorg_backends.h"
+#include "both.h"
 
 namespace wrfgpu {
 namespace radm2sorg {
@@ -198,6 +199,37 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     throw InputError("radm2sorg: wrf_co2_carry (WRF's cell-to-cell CO2) is a serial chain: "
                      "ask for the CPU backend");
   const Backend b = resolve_backend(opt.backend);
+  if (b == Backend::Both) {
+    // Both (both.h): the CPU on copies of the outputs, the GPU on the caller's; compare.
+    if (io) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
+    const bool vd = vdrog3 && opt.p_nu0 > 1;
+    std::vector<float> cs(state, state + (std::size_t)kNState * ncell), cv;
+    if (vd) cv.assign(vdrog3, vdrog3 + (std::size_t)kLdrog * ncell);
+    Options oc = opt, og = opt;
+    oc.backend = Backend::Cpu;
+    og.backend = Backend::Gpu;
+    (void)run_batch(oc, ncell, cs.data(), met, vd ? cv.data() : nullptr, key);
+    Stats sg = run_batch(og, ncell, state, met, vdrog3, key);
+    std::vector<BothOutput> outs;
+    auto add = [&](std::string name, const float* cpu, const float* gpu) {
+      BothOutput o;
+      o.name = std::move(name);
+      o.cpu.assign(cpu, cpu + ncell);
+      o.gpu.assign(gpu, gpu + ncell);
+      o.ni = ncell; o.nk = 1; o.nj = 1;
+      o.where = [](std::size_t c) { return "cell " + std::to_string(c); };
+      o.plmv_limit = gpu_cpu_plmv_limit(opt.mode);
+      outs.push_back(std::move(o));
+    };
+    const std::vector<std::string> names = state_names();
+    for (int f = 0; f < kNState; ++f)
+      add(names[(std::size_t)f], cs.data() + (std::size_t)f * ncell, state + (std::size_t)f * ncell);
+    for (int q = 0; vd && q < kLdrog; ++q)
+      add("vdrog3 " + std::to_string(q), cv.data() + (std::size_t)q * ncell, vdrog3 + (std::size_t)q * ncell);
+    compare_both("radm2sorg", opt.mode, outs);
+    sg.backend_used = Backend::Both;
+    return sg;
+  }
   auto t0 = std::chrono::steady_clock::now();
   if (io && b != Backend::Gpu) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
   if (b == Backend::Cpu) {
@@ -410,6 +442,8 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
   if (opt.throw_on_failure) throw_failures(s);
   return s;
 }
+
+double gpu_cpu_plmv_limit(Mode m) { return m == Mode::Strict ? 1e-4 : 1e-3; }
 
 std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, const float* met,
                                         float dtstepc, int repeats, bool include_float) {

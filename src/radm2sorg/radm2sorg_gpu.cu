@@ -19,13 +19,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 #include "config.h"
 #include "errors.h"
 #include "cuda_util.h"
 #include "radm2sorg_backends.h"
+#include "staged_call.h"
 
 namespace wrfgpu {
 namespace radm2sorg {
@@ -258,8 +258,9 @@ const kpp::TeamTables& device_team_tables() {
   return dev;
 }
 
-// One pipeline slot: a chunk's device buffers, its page-locked staging and its stream. Two
-// slots let chunk i+1 be packed and copied in while chunk i integrates.
+// One pipeline slot: a chunk's device buffers and its page-locked staging, in and out. Two
+// slots (Staging::PerSlot of staged_call.h) let chunk i+1 be packed and copied in while chunk
+// i integrates.
 struct Slot {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
@@ -269,40 +270,15 @@ struct Slot {
   PinnedBuffer<float> h_state, h_met, h_vdrog3;
   PinnedBuffer<unsigned> h_order;
   PinnedBuffer<int> h_stats;
-  cudaEvent_t done = nullptr;  // the slot's last D2H finished: its staging may be reused
-  ~Slot() {
-    if (done) cudaEventDestroy(done);
-  }
 };
 constexpr int kSlots = 2;
-Slot* slots() {
-  static Slot s[kSlots];
-  for (Slot& x : s)
-    if (!x.done) WRFGPU_CUDA_CHECK(cudaEventCreateWithFlags(&x.done, cudaEventDisableTiming));
-  return s;
-}
-StreamSet& slot_streams() {  // slot i runs on stream i
-  static StreamSet s(kSlots);
-  return s;
-}
-
-// Per-chunk timing events (created once, grown as needed): H2D start, kernels start,
-// kernels end, D2H end.
-struct ChunkEvents {
-  std::vector<cudaEvent_t> ev;
-  cudaEvent_t at(std::size_t i) {
-    while (ev.size() <= i) {
-      cudaEvent_t e;
-      WRFGPU_CUDA_CHECK(cudaEventCreate(&e));
-      ev.push_back(e);
-    }
-    return ev[i];
-  }
-  ~ChunkEvents() { for (cudaEvent_t e : ev) cudaEventDestroy(e); }
+struct Context {
+  StagedPipeline pipe{"radm2sorg"};
+  Slot slot[kSlots];
 };
-ChunkEvents& chunk_events() {
-  static ChunkEvents e;
-  return e;
+Context& context() {
+  static Context* c = new Context();  // never destroyed: CUDA may be gone at exit
+  return *c;
 }
 
 // Cells per chunk: at most `batch` (device scratch), as few chunks as that allows. Cutting a
@@ -324,13 +300,13 @@ std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
 // the slot's page-locked staging, the slot's stream copies them in, runs the kernels and
 // copies the results out; while it does, the host packs the next chunk into the other slot
 // and unpacks the chunk before. vdrog3 is only an output (written for every cell when
-// p_nu0 > 1, else left alone), so it is never copied in.
+// p_nu0 > 1, else left alone), so it is never copied in. The inputs were checked before
+// (radm2sorg.cpp), so packing cannot fail here.
 template <class T>
-void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell, const CellIO& io,
-               const StateMap& map, int* stats, std::size_t batch,
+void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
+               const CellIO& io, const StateMap& map, int* stats, std::size_t batch,
                const std::uint8_t* expected_steps, GpuTimes* times) {
-  Slot* S = slots();
-  ChunkEvents& E = chunk_events();
+  Slot* S = ctx.slot;
   const std::size_t per_cell =
       mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
@@ -344,25 +320,33 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
   const kpp::TeamTables* tb = warp ? &device_team_tables() : nullptr;
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
   const TeamLaunch* cfg = warp ? &team_launch<T>(L) : nullptr;
+  auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
+  auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 
+  ChunkPlan plan;
+  plan.name = "radm2sorg";
+  plan.chunks = (int)nchunk;
+  plan.streams = kSlots;
+  plan.staging = Staging::PerSlot;
+  ChunkSteps steps;
   // Packing and unpacking are copies of whole fields between the caller's arrays (io: the
   // dense batch, or WRF's arrays) and the page-locked staging, one field per OpenMP thread
   // (the caller's arrays are pageable: one thread's memcpy rate would be most of a small
   // call's time). Inside a parallel region of the caller they run on its thread alone.
-  auto pack = [&](std::size_t i) {
+  steps.pack = [&](int i) {
     Slot& sl = S[i % kSlots];
-    const std::size_t c0 = i * chunk, n = std::min(chunk, ncell - c0);
+    const std::size_t c0 = first_cell(i), n = cells_in(i);
     float* hs = sl.h_state.reserve(nsf * n);
     float* hm = sl.h_met.reserve(nmf * n);
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nsf + nmf; ++f)
       io.get(f, c0, n, f < nsf ? hs + f * n : hm + (f - nsf) * n);
     if (warp && expected_steps) longest_first_order(expected_steps + c0, n, sl.h_order.reserve(n));
+    return true;
   };
-  auto unpack = [&](std::size_t i) {
+  steps.unpack = [&](int i) {
     Slot& sl = S[i % kSlots];
-    const std::size_t c0 = i * chunk, n = std::min(chunk, ncell - c0);
-    WRFGPU_CUDA_CHECK(cudaEventSynchronize(sl.done));
+    const std::size_t c0 = first_cell(i), n = cells_in(i);
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nsf + nvf + 5; ++f) {
       if (f < nsf)
@@ -373,32 +357,31 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
         std::memcpy(stats + (f - nsf - nvf) * ncell + c0, sl.h_stats.data() + (f - nsf - nvf) * n, n * sizeof(int));
     }
   };
-  auto enqueue = [&](std::size_t i) {
+  steps.copy_in = [&](int i, cudaStream_t st) {
     Slot& sl = S[i % kSlots];
-    const cudaStream_t st = slot_streams()[(int)(i % kSlots)];
-    const std::size_t n = std::min(chunk, ncell - i * chunk);
+    const std::size_t n = cells_in(i);
     float* ds = sl.state.reserve(nsf * n);
     float* dm = sl.met.reserve(nmf * n);
-    float* dv = sl.vdrog3.reserve(kLdrog * n);
-    int* dst = sl.stats.reserve(5 * n);
-    sl.h_vdrog3.reserve(kLdrog * n);
-    sl.h_stats.reserve(5 * n);
-    const std::size_t vals = warp ? (std::size_t)kCellVals : per_cell;
-    const std::size_t nscr = (vals * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
-    T* scr = reinterpret_cast<T*>(sl.scratch.reserve(nscr));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i), st));
     WRFGPU_CUDA_CHECK(cudaMemcpyAsync(ds, sl.h_state.data(), nsf * n * sizeof(float),
                                       cudaMemcpyHostToDevice, st));
     WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, sl.h_met.data(), nmf * n * sizeof(float),
                                       cudaMemcpyHostToDevice, st));
-    unsigned* dord = nullptr;
-    if (warp && expected_steps) {
-      dord = sl.order.reserve(n);
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dord, sl.h_order.data(), n * sizeof(unsigned),
+    if (warp && expected_steps)
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.order.reserve(n), sl.h_order.data(), n * sizeof(unsigned),
                                         cudaMemcpyHostToDevice, st));
-    }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 1), st));
+  };
+  steps.launch = [&](int i, cudaStream_t st) {
+    Slot& sl = S[i % kSlots];
+    const std::size_t n = cells_in(i);
+    float* ds = sl.state.data();
+    float* dm = sl.met.data();
+    float* dv = sl.vdrog3.reserve(kLdrog * n);
+    int* dst = sl.stats.reserve(5 * n);
+    const std::size_t vals = warp ? (std::size_t)kCellVals : per_cell;
+    const std::size_t nscr = (vals * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
+    T* scr = reinterpret_cast<T*>(sl.scratch.reserve(nscr));
     if (warp) {
+      unsigned* dord = expected_steps ? sl.order.data() : nullptr;
       const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
       const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg->per_sm * cfg->nsm, want);
       unsigned long long* next = sl.next.reserve(1);
@@ -417,44 +400,26 @@ void run_gpu_t(const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
       radm2sorg_kernel<T><<<blocks, threads, 0, st>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
       WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_kernel");
     }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 2), st));
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_state.data(), ds, nsf * n * sizeof(float),
+  };
+  steps.copy_out = [&](int i, cudaStream_t st) {
+    Slot& sl = S[i % kSlots];
+    const std::size_t n = cells_in(i);
+    sl.h_vdrog3.reserve(kLdrog * n);
+    sl.h_stats.reserve(5 * n);
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_state.data(), sl.state.data(), nsf * n * sizeof(float),
                                       cudaMemcpyDeviceToHost, st));
     if (nvf > 0)
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_vdrog3.data(), dv, nvf * n * sizeof(float),
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_vdrog3.data(), sl.vdrog3.data(), nvf * n * sizeof(float),
                                         cudaMemcpyDeviceToHost, st));
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_stats.data(), dst, 5 * n * sizeof(int),
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_stats.data(), sl.stats.data(), 5 * n * sizeof(int),
                                       cudaMemcpyDeviceToHost, st));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(E.at(4 * i + 3), st));
-    WRFGPU_CUDA_CHECK(cudaEventRecord(sl.done, st));
   };
 
-  {
-    NvtxRange r("radm2sorg chunks");
-    for (std::size_t i = 0; i < nchunk; ++i) {
-      if (i >= (std::size_t)kSlots) unpack(i - kSlots);  // frees the slot's staging
-      pack(i);
-      enqueue(i);
-    }
-    for (std::size_t i = nchunk > (std::size_t)kSlots ? nchunk - kSlots : 0; i < nchunk; ++i) unpack(i);
-  }
-  WRFGPU_CUDA_CHECK(cudaGetLastError());  // an execution error of any chunk, now
+  const StagedTimes t = ctx.pipe.run(plan, steps);
   if (times) {
-    // H2D and D2H: the copies' intervals summed over chunks; kernel: from the first chunk's
-    // kernels starting to the last kernels ending (the chunks' kernels overlap one another
-    // and the other chunks' copies).
-    GpuTimes sum;
-    float t = 0, kend = 0;
-    for (std::size_t i = 0; i < nchunk; ++i) {
-      WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&t, E.at(4 * i), E.at(4 * i + 1)));
-      sum.h2d_ms += t;
-      WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&t, E.at(4 * i + 2), E.at(4 * i + 3)));
-      sum.d2h_ms += t;
-      WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&t, E.at(1), E.at(4 * i + 2)));
-      kend = std::max(kend, t);
-    }
-    sum.kernel_ms = kend;
-    *times = sum;
+    times->h2d_ms = t.h2d_ms;
+    times->kernel_ms = t.kernel_ms;
+    times->d2h_ms = t.d2h_ms;
   }
 }
 
@@ -465,15 +430,15 @@ void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool ce
              std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times) {
   // One call at a time per process: the pipeline slots, their staging and the device
   // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
-  static std::mutex call_mutex;
-  std::lock_guard<std::mutex> lock(call_mutex);
+  Context& ctx = context();
+  const auto lock = ctx.pipe.lock();
   // WRFGPU_RADM2SORG_KERNEL=thread|warp (tuning, measurement): overrides Options::gpu_kernel.
   if (const auto k = config::choice("WRFGPU_RADM2SORG_KERNEL")) warp_per_cell = *k == "warp";
   if (use_float)
-    run_gpu_t<float>(opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
+    run_gpu_t<float>(ctx, opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
                      expected_steps, times);
   else
-    run_gpu_t<double>(opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
+    run_gpu_t<double>(ctx, opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
                       expected_steps, times);
 }
 

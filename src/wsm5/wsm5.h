@@ -9,6 +9,8 @@
 // the tile its:ite, kts:kte, jts:jte is read and written (nothing outside it is touched).
 // kts:kte are mass levels (the driver passes kte = min(k_end, kde-1)).
 #pragma once
+#include <string>
+
 #include "modes.h"
 #include "wrf_dims.h"
 #include "wsm5_constants.h"
@@ -62,7 +64,7 @@ struct Options {
 };
 
 struct Timing {
-  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU: sums over slabs (CUDA events)
+  double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU: events, union over slabs (staged_call.h)
   double total_ms = 0;                           // wall clock of the whole call
   double check_ms = 0;  // of which the input checks (host, validate(); GPU: the 3-D inputs on the device)
   bool direct = false;                           // GPU: copied straight from page-locked arrays
@@ -71,10 +73,17 @@ struct Timing {
 
 // Runs WSM5 on the tile. Throws InputError (bad input: names the field and the first
 // (i,k,j), or the bounds) or RuntimeError (no GPU, CUDA failure, unsupported option).
-// Backend::Both runs the GPU into the caller's arrays and the CPU on copies, then prints a
-// per-field comparison to stderr.
+// Backend::Both runs the GPU into the caller's arrays and the CPU on copies and compares every
+// output (both.h: one line per field on stderr; in strict mode a difference throws).
 void run(Backend backend, Mode mode, const Constants& c, const WrfDims& d, float delt,
          const State& s, const Options& opt = Options(), Timing* timing = nullptr);
+
+// How closely the GPU backend agrees with the CPU backend, as the per-level mean variance of
+// an output (Backend::Both and the replay driver hold it to this): strict 1e-6 (the effective
+// radii and the reflectivity 1e-5: effectRad_wsm5's thresholds amplify qc's last bits), fast
+// 2e-3 (fast maths move the snow front; docs/wsm5.md). Not bitwise: the GPU's expf/logf/powf
+// are not glibc's.
+double gpu_cpu_plmv_limit(Mode m, const std::string& output);
 
 // The input checks run() does first (exposed for tests and the bridge).
 void validate(const WrfDims& d, float delt, const State& s, const Options& opt);

@@ -4,7 +4,8 @@
 // column-innermost (coalesced). A first version ran the whole column in one thread: 168
 // registers with spills, 3 blocks per SM, and every level's scratch a dependent global load.
 //
-// Data flow per call: the tile is split into j-slabs, each on one of a few streams. When the
+// Data flow per call (the staged pipeline, staged_call.h, does the order, the waits and the
+// timing): the tile is split into j-slabs, each on one of a few streams. When the
 // caller's arrays are page-locked (Options::direct_locked and every array registered), a
 // slab's tile rows are copied straight between them and the device with strided copies: no
 // packing, no staging. Otherwise (WRF's pageable arrays) the host packs the slab's tile values
@@ -22,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include <cuda_pipeline.h>
@@ -31,6 +31,7 @@
 #include "cuda_util.h"
 #include "device.h"
 #include "errors.h"
+#include "staged_call.h"
 #include "stream_copy.h"
 #include "wsm5_backends.h"
 #include "wsm5_physics.h"
@@ -469,27 +470,16 @@ void copy2d(const WrfDims& d, int j0, int nj, float* host, float* dev, bool to_d
                                         sizeof(float) * ni, nj, cudaMemcpyDeviceToHost, st));
 }
 
-// Everything the backend keeps between calls (one per mode; calls are serialised).
+// Everything the backend keeps between calls (one per mode): its buffers and the pipeline,
+// whose lock serialises the calls.
 struct Context {
-  std::mutex mu;
+  StagedPipeline pipe{"wsm5"};
   DeviceBuffer<float> dev, scratch;
   DeviceBuffer<double> rwork;   // refl10cm work arrays (only when refl_10cm is asked)
   PinnedBuffer<float> pin;
-  StreamSet streams;
-  std::vector<cudaEvent_t> ev;  // kEv per slab (see run_gpu), then one for the trace
   DeviceBuffer<unsigned long long> first_bad;  // per 3-D input: first bad cell (device check)
   std::size_t reserved = 0;     // bytes held by dev + scratch
   std::size_t reserved_rwork = 0;  // bytes held by rwork
-  ~Context() {
-    for (auto e : ev) cudaEventDestroy(e);
-  }
-  void events(std::size_t n) {
-    while (ev.size() < n) {
-      cudaEvent_t e;
-      WRFGPU_CUDA_CHECK(cudaEventCreate(&e));
-      ev.push_back(e);
-    }
-  }
 };
 Context& context() {
   static Context* c = new Context();  // never destroyed: CUDA may be gone at exit
@@ -498,14 +488,14 @@ Context& context() {
 
 }  // namespace
 
+// WSM5 through the staged pipeline (staged_call.h): a chunk is a slab of tile rows; every
+// slab has its own staging (Staging::PerCall), so WRF's arrays are written only after every
+// slab's inputs were checked.
 void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
              const Options& opt, Timing* timing) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto now_ms = [&]() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  };
   Context& ctx = context();
-  std::lock_guard<std::mutex> lock(ctx.mu);
+  const auto lock = ctx.pipe.lock();
   if (gpu_current() < 0) gpu_select(-1, 0);
 
   const int ni = d.tile_ni(), nk = d.tile_nk(), nj = d.tile_nj();
@@ -562,11 +552,6 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   float* dev = ctx.dev.reserve(total);
   float* scr = ctx.scratch.reserve(scratch_per_stream * nstream);
   double* rwk = do_refl ? ctx.rwork.reserve(rwork_per_stream * nstream) : nullptr;
-  ctx.streams.resize(nstream);
-  // Events per slab: before H2D, after H2D, after the input check, after the kernels, before
-  // D2H, after D2H.
-  constexpr int kEv = 6;
-  ctx.events(kEv * (std::size_t)nslab + 1);
 
   const float* in3[kIn3] = {s.th, s.qv, s.qc, s.qr, s.qi, s.qs, s.den, s.pii, s.p, s.delz};
   float* out3[kOut3] = {s.th, s.qv, s.qc, s.qr, s.qi, s.qs};
@@ -585,46 +570,136 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   float* pin = direct ? nullptr : ctx.pin.reserve(total);  // staging, for pageable arrays only
   // Input scans (run() leaves the 3-D ones to this backend), always before anything is written
   // to the caller's arrays, so that on bad input they are still untouched:
-  //  - page-locked arrays: on the device after the H2D copies, before the D2H copies;
+  //  - page-locked arrays: on the device after the H2D copies (the pipeline's device check),
+  //    before the D2H copies;
   //  - pageable arrays: on the host as they are packed, by the copy itself (copy_row_stream
   //    tests every value it moves; a field found bad is scanned again by scan_fields3 for the
-  //    message), before the unpacking. (A separate host scan before packing read every input
-  //    twice: 4.1 ms of a 13.0 ms CONUS call on an H100 host; a device scan made the first
-  //    slab's results wait for the last slab's check.)
+  //    message). (A separate host scan before packing read every input twice: 4.1 ms of a
+  //    13.0 ms CONUS call on an H100 host; a device scan made the first slab's results wait
+  //    for the last slab's check.)
   const bool device_check = opt.validate && direct;
   const bool host_check = opt.validate && !direct;
-  unsigned bad_fields = 0;  // host_check: bit f set when input field f holds a bad value
   unsigned long long* dbad = nullptr;
+  unsigned long long bad[kIn3];
   if (device_check) {
     dbad = ctx.first_bad.reserve(kIn3);
     WRFGPU_CUDA_CHECK(cudaMemset(dbad, 0xff, sizeof(unsigned long long) * kIn3));  // none yet
   }
 
-  // WRFGPU_WSM5_TRACE=1: the slab timeline on stderr (host packing and GPU work), for tuning.
-  const bool trace = config::flag("WRFGPU_WSM5_TRACE").value_or(false);
-  std::vector<double> host_t(4 * (std::size_t)nslab, 0.0);  // pack start/end, unpack start/end
-  if (trace) WRFGPU_CUDA_CHECK(cudaEventRecord(ctx.ev[kEv * nslab], ctx.streams[0]));
-  const double t_start = now_ms();
-
-  double h2d = 0, ker = 0, d2h = 0, dev_check = 0;  // dev_check: wsm5_check_kernel
-  // Waits for slab q and copies its tile values back into WRF's arrays.
-  auto unpack = [&](int q) {
+  ChunkPlan plan;
+  plan.name = "wsm5";
+  plan.chunks = nslab;
+  plan.streams = nstream;
+  plan.staging = Staging::PerCall;
+  plan.device_check = device_check;
+  ChunkSteps steps;
+  auto view = [&](int q) {
+    return SlabView{dev + slabs[q].offset, scr + (std::size_t)(q % nstream) * scratch_per_stream,
+                    ni, nk, slabs[q].nj, has_snow ? 1 : 0, scratch_arrays};
+  };
+  // Pageable arrays: the slab's tile values into the dense staging, with streaming stores
+  // (stream_copy.h), testing each value for what scan_fields3 refuses (NaN/Inf; not > 0 in
+  // th, den, pii, p, delz).
+  steps.pack = [&](int q) {
+    if (direct) return true;
     const SlabGeom& g = slabs[q];
-    const cudaEvent_t* e = &ctx.ev[kEv * q];
-    WRFGPU_CUDA_CHECK(cudaEventSynchronize(e[5]));
-    float ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[0], e[1])); h2d += ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[1], e[2])); dev_check += ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[2], e[3])); ker += ms;
-    WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&ms, e[4], e[5])); d2h += ms;
-    host_t[4 * q + 2] = now_ms();
-    if (direct) {  // the D2H copies wrote the caller's arrays
-      host_t[4 * q + 3] = now_ms();
+    float* h = pin + g.offset;
+    unsigned bad_fields = 0;
+#pragma omp parallel reduction(| : bad_fields)
+    {
+#pragma omp for collapse(2) schedule(static) nowait
+      for (int f = 0; f < kIn3; ++f)
+        for (int jj = 0; jj < g.nj; ++jj)
+          for (int k = 0; k < nk; ++k) {
+            float* to = h + f * g.cells + ((std::size_t)jj * nk + k) * ni;
+            const float* from = in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj);
+            const bool b = kField3Positive[f] ? copy_row_stream<true>(to, from, ni)
+                                              : copy_row_stream<false>(to, from, ni);
+            if (b) bad_fields |= 1u << f;
+          }
+      stream_fence();
+    }
+    float* h2 = h + kIn3 * g.cells;
+    for (int jj = 0; jj < g.nj; ++jj) {
+      std::memcpy(h2 + (std::size_t)jj * ni, s.rain + d.idx2(d.its, d.jts + g.j0 + jj), sizeof(float) * ni);
+      if (has_snow)
+        std::memcpy(h2 + g.cols + (std::size_t)jj * ni, s.snow + d.idx2(d.its, d.jts + g.j0 + jj),
+                    sizeof(float) * ni);
+      else
+        std::memset(h2 + g.cols + (std::size_t)jj * ni, 0, sizeof(float) * ni);
+    }
+    return !(host_check && bad_fields != 0);
+  };
+  steps.copy_in = [&](int q, cudaStream_t st) {
+    const SlabGeom& g = slabs[q];
+    float* dblk = dev + g.offset;
+    if (direct) {
+      for (int f = 0; f < kIn3; ++f)
+        copy3d(d, g.j0, g.nj, const_cast<float*>(in3[f]), dblk + f * g.cells, true, st);
+      copy2d(d, g.j0, g.nj, s.rain, dblk + kIn3 * g.cells, true, st);
+      if (has_snow) copy2d(d, g.j0, g.nj, s.snow, dblk + kIn3 * g.cells + g.cols, true, st);
+    } else {
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dblk, pin + g.offset,
+                                        sizeof(float) * (kIn3 * g.cells + 2 * g.cols),
+                                        cudaMemcpyHostToDevice, st));
+    }
+  };
+  // Page-locked arrays: NaN/Inf and non-positive values of the 3-D inputs on the device.
+  steps.check = [&](int q, cudaStream_t st) {
+    const long cells = (long)slabs[q].cells;
+    wsm5_check_kernel<<<(unsigned)((cells + 255) / 256), 256, 0, st>>>(view(q), slabs[q].j0, dbad);
+    WRFGPU_CUDA_CHECK_LAUNCH("wsm5_check_kernel");
+  };
+  steps.checks_pass = [&]() {
+    WRFGPU_CUDA_CHECK(cudaMemcpy(bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+    for (int f = 0; f < kIn3; ++f)
+      if (bad[f] != ~0ull) return false;
+    return true;
+  };
+  steps.report_bad = [&]() {
+    if (device_check)
+      for (int f = 0; f < kIn3; ++f)
+        if (bad[f] != ~0ull) throw_bad_field3(d, in3[f], kField3Name[f], (long)bad[f]);
+    scan_fields3(d, s);  // names the first bad value of the caller's arrays
+  };
+  steps.launch = [&](int q, cudaStream_t st) {
+    double* drwk = do_refl ? rwk + (std::size_t)(q % nstream) * rwork_per_stream : nullptr;
+    launch_slab(c, rt, view(q), delt, drwk, do_re, do_refl, tl, st);
+  };
+  // D2H of slab q: the updated fields, the 2-D outputs and the diagnostics, into the staging
+  // (pageable arrays) or straight into the caller's arrays (page-locked).
+  steps.copy_out = [&](int q, cudaStream_t st) {
+    const SlabGeom& g = slabs[q];
+    float* dblk = dev + g.offset;
+    if (direct) {
+      for (int f = 0; f < kOut3; ++f) copy3d(d, g.j0, g.nj, out3[f], dblk + f * g.cells, false, st);
+      for (int gg = 0; gg < k2d; ++gg)
+        if (out2[gg] != nullptr)
+          copy2d(d, g.j0, g.nj, out2[gg], dblk + kIn3 * g.cells + gg * g.cols, false, st);
+      for (int r3 = 0; r3 < kRe3 && do_re; ++r3)
+        copy3d(d, g.j0, g.nj, re3[r3], dblk + g.re_offset() + r3 * g.cells, false, st);
+      if (do_refl) copy3d(d, g.j0, g.nj, s.refl_10cm, dblk + g.refl_offset(), false, st);
       return;
     }
-    NvtxRange r("wsm5 unpack");
+    float* h = pin + g.offset;
+    // th..qs (contiguous), the 2-D block, the effective radii, the reflectivity
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h, dblk, sizeof(float) * kOut3 * g.cells,
+                                      cudaMemcpyDeviceToHost, st));
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + kIn3 * g.cells, dblk + kIn3 * g.cells,
+                                      sizeof(float) * k2d * g.cols, cudaMemcpyDeviceToHost, st));
+    if (do_re)
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.re_offset(), dblk + g.re_offset(),
+                                        sizeof(float) * kRe3 * g.cells, cudaMemcpyDeviceToHost, st));
+    if (do_refl)
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.refl_offset(), dblk + g.refl_offset(),
+                                        sizeof(float) * kRefl3 * g.cells, cudaMemcpyDeviceToHost, st));
+  };
+  // Pageable arrays: slab q's tile values back into WRF's arrays (streaming stores too,
+  // fenced before they are read).
+  steps.unpack = [&](int q) {
+    if (direct) return;  // the D2H copies wrote the caller's arrays
+    const SlabGeom& g = slabs[q];
     const float* h = pin + g.offset;
-    // Streaming stores into WRF's arrays too (stream_copy.h), fenced before they are read.
 #pragma omp parallel
     {
 #pragma omp for collapse(2) schedule(static) nowait
@@ -659,151 +734,15 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
           std::memcpy(s.refl_10cm + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
                       hf + ((std::size_t)jj * nk + k) * ni, sizeof(float) * ni);
     }
-    host_t[4 * q + 3] = now_ms();
   };
-  // D2H of slab q: the updated fields, the 2-D outputs and the diagnostics.
-  auto enqueue_d2h = [&](int q) {
-    const SlabGeom& g = slabs[q];
-    cudaStream_t st = ctx.streams[q % nstream];
-    float* dblk = dev + g.offset;
-    float* h = direct ? nullptr : pin + g.offset;
-    const cudaEvent_t* e = &ctx.ev[kEv * q];
-    WRFGPU_CUDA_CHECK(cudaEventRecord(e[4], st));
-    if (direct) {
-      for (int f = 0; f < kOut3; ++f) copy3d(d, g.j0, g.nj, out3[f], dblk + f * g.cells, false, st);
-      for (int gg = 0; gg < k2d; ++gg)
-        if (out2[gg] != nullptr)
-          copy2d(d, g.j0, g.nj, out2[gg], dblk + kIn3 * g.cells + gg * g.cols, false, st);
-      for (int r3 = 0; r3 < kRe3 && do_re; ++r3)
-        copy3d(d, g.j0, g.nj, re3[r3], dblk + g.re_offset() + r3 * g.cells, false, st);
-      if (do_refl) copy3d(d, g.j0, g.nj, s.refl_10cm, dblk + g.refl_offset(), false, st);
-    } else {
-      // th..qs (contiguous), the 2-D block, the effective radii, the reflectivity
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h, dblk, sizeof(float) * kOut3 * g.cells,
-                                        cudaMemcpyDeviceToHost, st));
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + kIn3 * g.cells, dblk + kIn3 * g.cells,
-                                        sizeof(float) * k2d * g.cols, cudaMemcpyDeviceToHost, st));
-      if (do_re)
-        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.re_offset(), dblk + g.re_offset(),
-                                          sizeof(float) * kRe3 * g.cells, cudaMemcpyDeviceToHost, st));
-      if (do_refl)
-        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.refl_offset(), dblk + g.refl_offset(),
-                                          sizeof(float) * kRefl3 * g.cells, cudaMemcpyDeviceToHost, st));
-    }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(e[5], st));
-  };
-  for (int q = 0; q < nslab; ++q) {
-    const SlabGeom& g = slabs[q];
-    float* h = direct ? nullptr : pin + g.offset;
-    host_t[4 * q + 0] = now_ms();
-    if (!direct) {
-      NvtxRange r("wsm5 pack");
-      // Streaming stores into the dense staging (stream_copy.h), testing each value for what
-      // scan_fields3 refuses (NaN/Inf; not > 0 in th, den, pii, p, delz).
-#pragma omp parallel reduction(| : bad_fields)
-      {
-#pragma omp for collapse(2) schedule(static) nowait
-        for (int f = 0; f < kIn3; ++f)
-          for (int jj = 0; jj < g.nj; ++jj)
-            for (int k = 0; k < nk; ++k) {
-              float* to = h + f * g.cells + ((std::size_t)jj * nk + k) * ni;
-              const float* from = in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj);
-              const bool bad = kField3Positive[f] ? copy_row_stream<true>(to, from, ni)
-                                                  : copy_row_stream<false>(to, from, ni);
-              if (bad) bad_fields |= 1u << f;
-            }
-        stream_fence();
-      }
-      float* h2 = h + kIn3 * g.cells;
-      for (int jj = 0; jj < g.nj; ++jj) {
-        std::memcpy(h2 + (std::size_t)jj * ni, s.rain + d.idx2(d.its, d.jts + g.j0 + jj), sizeof(float) * ni);
-        if (has_snow)
-          std::memcpy(h2 + g.cols + (std::size_t)jj * ni, s.snow + d.idx2(d.its, d.jts + g.j0 + jj),
-                      sizeof(float) * ni);
-        else
-          std::memset(h2 + g.cols + (std::size_t)jj * ni, 0, sizeof(float) * ni);
-      }
-    }
-    host_t[4 * q + 1] = now_ms();
-    if (host_check && bad_fields != 0) break;  // bad input: no kernel runs on it (see below)
-    cudaStream_t st = ctx.streams[q % nstream];
-    float* dblk = dev + g.offset;
-    float* dscr = scr + (std::size_t)(q % nstream) * scratch_per_stream;
-    double* drwk = do_refl ? rwk + (std::size_t)(q % nstream) * rwork_per_stream : nullptr;
-    const std::size_t in_bytes = sizeof(float) * (kIn3 * g.cells + 2 * g.cols);
-    const cudaEvent_t* e = &ctx.ev[kEv * q];
-    WRFGPU_CUDA_CHECK(cudaEventRecord(e[0], st));
-    if (direct) {
-      for (int f = 0; f < kIn3; ++f)
-        copy3d(d, g.j0, g.nj, const_cast<float*>(in3[f]), dblk + f * g.cells, true, st);
-      copy2d(d, g.j0, g.nj, s.rain, dblk + kIn3 * g.cells, true, st);
-      if (has_snow) copy2d(d, g.j0, g.nj, s.snow, dblk + kIn3 * g.cells + g.cols, true, st);
-    } else {
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dblk, h, in_bytes, cudaMemcpyHostToDevice, st));
-    }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(e[1], st));
-    const SlabView v{dblk, dscr, ni, nk, g.nj, has_snow ? 1 : 0, scratch_arrays};
-    if (device_check) {
-      const long cells = (long)g.cells;
-      wsm5_check_kernel<<<(unsigned)((cells + 255) / 256), 256, 0, st>>>(v, g.j0, dbad);
-      WRFGPU_CUDA_CHECK_LAUNCH("wsm5_check_kernel");
-    }
-    WRFGPU_CUDA_CHECK(cudaEventRecord(e[2], st));
-    launch_slab(c, rt, v, delt, drwk, do_re, do_refl, tl, st);
-    WRFGPU_CUDA_CHECK(cudaEventRecord(e[3], st));
-    // Pageable arrays: the results go back into the staging at once (the copy engine returns
-    // slab q while slab q+1 comes in); the caller's arrays are written only by the unpacking,
-    // after every slab is packed and checked. Page-locked arrays: the D2H copies write the
-    // caller's arrays, so they wait for the device checks. (H100, CONUS, 3 slabs: slab 0's
-    // results waited 2.3 ms for the last slab's check.)
-    if (!device_check) enqueue_d2h(q);
-  }
-  if (host_check && bad_fields != 0) {
-    // Nothing has been written to the caller's arrays, and no kernel was queued for the slab
-    // that holds the bad value or after it. Let the queued work finish (it reads the staging),
-    // then name the first bad value as the CPU backend does.
-    for (int q = 0; q < nstream; ++q) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(ctx.streams[q]));
-    scan_fields3(d, s);
-    throw RuntimeError("wsm5: the packing found a bad input value that scan_fields3 did not");
-  }
-  if (device_check) {
-    // Every slab's inputs checked: only then may results go back to the caller's arrays.
-    for (int q = 0; q < nslab; ++q) WRFGPU_CUDA_CHECK(cudaEventSynchronize(ctx.ev[kEv * q + 2]));
-    unsigned long long bad[kIn3];
-    WRFGPU_CUDA_CHECK(cudaMemcpy(bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
-    for (int f = 0; f < kIn3; ++f)
-      if (bad[f] != ~0ull) {
-        for (int q = 0; q < nstream; ++q) WRFGPU_CUDA_CHECK(cudaStreamSynchronize(ctx.streams[q]));
-        throw_bad_field3(d, in3[f], kField3Name[f], (long)bad[f]);
-      }
-    for (int q = 0; q < nslab; ++q) enqueue_d2h(q);
-  }
-  // Every slab is enqueued before any is waited for: the packing of slab s+1 (pageable
-  // arrays) overlaps the transfers and kernels of slab s, and with page-locked arrays the
-  // copy engines and the kernels of all slabs form one pipeline. Then each slab is unpacked
-  // as soon as its copies are back.
-  for (int q = 0; q < nslab; ++q) unpack(q);
-  if (trace) {
-    std::fprintf(stderr, "wsm5 trace: %d slabs on %d streams, %s; ms from the call's start (GPU "
-                 "times from its first event, recorded at %.3f)\n", nslab, nstream,
-                 direct ? "direct copies" : "packed", t_start);
-    for (int q = 0; q < nslab; ++q) {
-      float e[kEv];
-      for (int x = 0; x < kEv; ++x)
-        WRFGPU_CUDA_CHECK(cudaEventElapsedTime(&e[x], ctx.ev[kEv * nslab], ctx.ev[kEv * q + x]));
-      std::fprintf(stderr, "  slab %d: pack %.3f-%.3f  H2D %.3f-%.3f  check -%.3f  kernels -%.3f  "
-                   "D2H %.3f-%.3f  unpack %.3f-%.3f\n", q, host_t[4 * q], host_t[4 * q + 1],
-                   t_start + e[0], t_start + e[1], t_start + e[2], t_start + e[3], t_start + e[4],
-                   t_start + e[5], host_t[4 * q + 2], host_t[4 * q + 3]);
-    }
-  }
 
+  const StagedTimes t = ctx.pipe.run(plan, steps);
   if (timing) {
-    timing->h2d_ms = h2d;
-    timing->kernel_ms = ker;
-    timing->d2h_ms = d2h;
-    timing->check_ms = dev_check;  // the 3-D inputs, on the device (run() adds its host checks)
-    timing->total_ms =
+    timing->h2d_ms = t.h2d_ms;
+    timing->kernel_ms = t.kernel_ms;
+    timing->d2h_ms = t.d2h_ms;
+    timing->check_ms = t.check_ms;  // the 3-D inputs, on the device (run() adds its host checks)
+    timing->total_ms =  // with the buffers' set-up
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     timing->backend = Backend::Gpu;
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 #include <vector>
+#include "both.h"
 #include "capture_io.h"
 #include "device.h"
 #include "errors.h"
@@ -78,6 +79,48 @@ TEST(Modes, GpuVisibleResolvesAutoToGpu) {
   DeviceInfo d = gpu_info(id);
   EXPECT_GT(d.sm_count, 0);
   EXPECT_FALSE(d.name.empty());
+}
+
+// Backend::Both's comparison (both.h), on outputs made here: a one-ulp difference in one
+// value is outside a bitwise limit and inside a 1e-6 one; a 1% difference of a whole level is
+// outside 1e-6; the message names the output and its first differing value.
+TEST(Both, ComparisonHoldsEachOutputToItsLimit) {
+  auto output = [](const char* name, double limit) {
+    BothOutput o;
+    o.name = name;
+    o.ni = 4; o.nk = 3; o.nj = 2;
+    for (int x = 0; x < 24; ++x) o.cpu.push_back(1.0f + 0.125f * (float)x);
+    o.gpu = o.cpu;
+    o.plmv_limit = limit;
+    o.where = [](std::size_t x) { return "index " + std::to_string(x); };
+    return o;
+  };
+  BothOutput same = output("same", 0);
+  BothOutput ulp = output("ulp", 0);
+  ulp.gpu[5] = std::nextafter(ulp.cpu[5], 10.0f);
+  // equal outputs, bitwise: no error; nothing differs
+  BothSummary s = compare_both("test", Mode::Strict, {same});
+  EXPECT_EQ(s.differing, 0u);
+  // one ulp, bitwise: an error naming the output and where
+  try {
+    compare_both("test", Mode::Strict, {same, ulp});
+    ADD_FAILURE() << "a one-ulp difference passed a bitwise limit";
+  } catch (const RuntimeError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ulp"), std::string::npos) << m;
+    EXPECT_NE(m.find("index 5"), std::string::npos) << m;
+  }
+  // one ulp against 1e-6: within
+  ulp.plmv_limit = 1e-6;
+  s = compare_both("test", Mode::Strict, {ulp});
+  EXPECT_EQ(s.differing, 1u);
+  EXPECT_GT(s.max_abs, 0.0);
+  // a level 1% off against 1e-6: outside, in fast mode too
+  BothOutput level = output("level", 1e-6);
+  for (int x = 0; x < 4; ++x) level.gpu[4 + x] *= 1.01f;
+  EXPECT_THROW(compare_both("test", Mode::Fast, {level}), RuntimeError);
+  level.plmv_limit = 0.1;
+  EXPECT_NO_THROW(compare_both("test", Mode::Fast, {level}));
 }
 
 TEST(WrfDims, IndexIsFortranColumnMajorFromMemoryBounds) {

@@ -562,8 +562,8 @@ TEST(Wsm5Gpu, HaloUntouchedSlabsAndBoth) {
                     one_refl.out.at("refl_10cm")[(j * k.nk + kk) * k.ni + i]) << "slabs " << slabs;
         }
   }
-  // Backend::Both runs the CPU on copies and the GPU in place, and only prints how they
-  // compare (wsm5.cpp, run_both): so the arrays must hold the GPU's result, bit for bit the
+  // Backend::Both runs the CPU on copies and the GPU in place, and compares them against
+  // wsm5::gpu_cpu_plmv_limit (both.h): so the arrays must hold the GPU's result, bit for bit the
   // GPU run's, nothing outside the tile written; and that result is checked here against a
   // CPU run of the same call.
   const Result gpu = run_case(k, Backend::Gpu, Mode::Strict, false);
