@@ -474,7 +474,8 @@ if [ "$REVERT" = 0 ] && [ "$GPU" = 1 ]; then
   if [ "$CMAKE" = 0 ]; then
     echo "next: cd $WRF_DIR && ./compile em_real (or your case); run with WRFGPU_BACKEND=gpu|cpu|auto"
   elif [ "${#BUILDS[@]}" -gt 0 ]; then
-    echo "next: cd $WRF_DIR && ./compile_new $(rel "${BUILDS[0]}") -j 4 (CMake configures again by itself, with RUN_ON_GPU: every object is compiled again); run with WRFGPU_BACKEND=gpu|cpu|auto"
+    w=""; [ "$CM_LISTS_CHANGED" = 0 ] || w=" (CMake configures again by itself; with RUN_ON_GPU among the definitions every object is compiled again)"
+    echo "next: cd $WRF_DIR && ./compile_new $(rel "${BUILDS[0]}") -j 4$w; run with WRFGPU_BACKEND=gpu|cpu|auto"
   else
     echo "next: cd $WRF_DIR && ./configure_new -p GNU -x -- -DWRF_CORE=ARW -DWRF_NESTING=BASIC -DWRF_CASE=EM_REAL -DUSE_MPI=ON (your case; -DWRFGPU_ROOT=DIR for another libwrfgpu), then ./compile_new -j 4; run with WRFGPU_BACKEND=gpu|cpu|auto"
   fi

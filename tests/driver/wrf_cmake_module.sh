@@ -6,8 +6,10 @@
 # the stand-in's Fortran reads RUN_ON_GPU and USEs a wrfgpu module, as the patched WRF files do.
 # Checked: RUN_ON_GPU reaches WRF_Core's sources, the .mod directory is found, wrf links against
 # lib/libwrfgpu.a (with the CUDA runtime through a run path when the library has CUDA) and runs
-# without LD_LIBRARY_PATH; WRFGPU_ROOT and the default apply.sh writes both work; USE_WRFGPU=OFF
-# builds without either; a root without wrfgpu and an XEON_OPTIMIZED_WSM5 stanza stop cmake.
+# without LD_LIBRARY_PATH; the default root apply.sh writes (this build tree), WRFGPU_ROOT at a
+# `make install` prefix (its package file: wrfgpu::wrfgpu_static; and without the package file),
+# wrfgpu_DIR, each configured twice where it matters; USE_WRFGPU=OFF builds without either; a
+# root without wrfgpu and an XEON_OPTIMIZED_WSM5 stanza stop cmake.
 # Skips (77) without cmake 3.20+ or gfortran; needs lib/libwrfgpu.a and include/*.mod (make lib).
 cd "$(dirname "$0")/../.." || exit 2
 root=$(pwd)
@@ -116,36 +118,53 @@ else
   bad "default root: cmake failed:"; tail -20 "$tmp/default.log"
 fi
 
-# 2. WRFGPU_ROOT pointing at an install prefix laid out as 'make install' does (lib/, include/)
+# 2. WRFGPU_ROOT at a make-install prefix: its package file (find_package(wrfgpu CONFIG)), the
+#    archive wrfgpu::wrfgpu_static; configured again, the same
 pre=$tmp/prefix
-mkdir -p "$pre/lib" "$pre/include"
-cp lib/libwrfgpu.a "$pre/lib/" && cp include/*.mod "$pre/include/"
-if configure_and_build byroot -DWRFGPU_ROOT="$pre"; then
-  grep -q "wrfgpu: RUN_ON_GPU, libwrfgpu: $pre/lib/libwrfgpu.a" "$tmp/byroot.log" \
-    && ok "WRFGPU_ROOT=<install prefix>: libwrfgpu from there" || bad "WRFGPU_ROOT=<prefix>: not used"
-  out=$(env -u LD_LIBRARY_PATH "$tmp/byroot/main/wrf" 2>&1)
-  case "$out" in *"core: RUN_ON_GPU, wrfgpu_radm2sorg_on() = T"*) ok "WRFGPU_ROOT=<install prefix>: wrf runs" ;;
-    *) bad "WRFGPU_ROOT=<prefix>: wrf printed: $out" ;; esac
+if ! ${MAKE:-make} --no-print-directory install PREFIX="$pre" > "$tmp/install.log" 2>&1; then
+  tail -20 "$tmp/install.log"; bad "make install PREFIX=$pre"
+fi
+static_ok() {   # static_ok BUILD WHAT: wrf of BUILD runs through RUN_ON_GPU without libwrfgpu.so
+  out=$(env -u LD_LIBRARY_PATH "$1/main/wrf" 2>&1)
+  case "$out" in *"core: RUN_ON_GPU, wrfgpu_radm2sorg_on() = T"*) ok "$2: wrf runs" ;;
+    *) bad "$2: wrf printed: $out" ;; esac
+  readelf -d "$1/main/wrf" | grep -q 'NEEDED.*libwrfgpu' && bad "$2: wrf needs libwrfgpu.so (not the archive)" \
+    || ok "$2: the archive is linked (no libwrfgpu.so needed)"
+}
+pkgline="wrfgpu: RUN_ON_GPU, libwrfgpu: package $pre/lib/cmake/wrfgpu (wrfgpu::wrfgpu_static)"
+if configure_and_build bypkg -DWRFGPU_ROOT="$pre"; then
+  grep -qF "$pkgline" "$tmp/bypkg.log" && ok "WRFGPU_ROOT=<make install prefix>: find_package(wrfgpu CONFIG) takes its package, wrfgpu::wrfgpu_static" \
+    || { bad "WRFGPU_ROOT=<prefix>: package not used:"; grep wrfgpu "$tmp/bypkg.log"; }
+  static_ok "$tmp/bypkg" "WRFGPU_ROOT=<prefix>"
+  grep -q 'CMake Warning' "$tmp/bypkg.log" && { bad "WRFGPU_ROOT=<prefix>: cmake warned:"; sed -n '/CMake Warning/,/^$/p' "$tmp/bypkg.log"; }
+  if cmake "$tmp/bypkg" > "$tmp/bypkg2.log" 2>&1 && grep -qF "$pkgline" "$tmp/bypkg2.log"; then
+    ok "configured again: the same package"
+  else
+    bad "configured again: package lost:"; grep -i 'wrfgpu\|error' "$tmp/bypkg2.log" | head -5
+  fi
 else
-  bad "WRFGPU_ROOT=<prefix>: cmake failed:"; tail -20 "$tmp/byroot.log"
+  bad "WRFGPU_ROOT=<prefix>: cmake failed:"; tail -20 "$tmp/bypkg.log"
 fi
 
-# 3. a package file: find_package(wrfgpu CONFIG) is preferred where WRFGPU_ROOT has one
-mkdir -p "$pre/lib/cmake/wrfgpu"
-cat > "$pre/lib/cmake/wrfgpu/wrfgpuConfig.cmake" <<EOF
-# stand-in package file: records that it was read, and gives the imported target
-set( WRFGPU_TEST_CONFIG_READ 1 )
-message( STATUS "stand-in wrfgpuConfig.cmake read" )
-add_library( wrfgpu::wrfgpu INTERFACE IMPORTED )
-EOF
-if cmake -S "$src" -B "$tmp/bypkg" -DCMAKE_Fortran_COMPILER="$fc" -DWRFGPU_ROOT="$pre" > "$tmp/bypkg.log" 2>&1; then
-  grep -q "stand-in wrfgpuConfig.cmake read" "$tmp/bypkg.log" && grep -q "wrfgpu: RUN_ON_GPU, libwrfgpu: package $pre/lib/cmake/wrfgpu" "$tmp/bypkg.log" \
-    && ok "WRFGPU_ROOT with lib/cmake/wrfgpu/wrfgpuConfig.cmake: find_package(wrfgpu CONFIG) takes it" \
-    || { bad "package file not used:"; grep wrfgpu "$tmp/bypkg.log"; }
+# 3. wrfgpu_DIR named by the user (WRFGPU_ROOT empty): that package, not the default root; again
+if configure_and_build bydir -Dwrfgpu_DIR="$pre/lib/cmake/wrfgpu" && grep -qF "$pkgline" "$tmp/bydir.log" \
+   && cmake "$tmp/bydir" > "$tmp/bydir2.log" 2>&1 && grep -qF "$pkgline" "$tmp/bydir2.log"; then
+  ok "wrfgpu_DIR=<prefix>/lib/cmake/wrfgpu: find_package takes it (and again when configured again)"
+  static_ok "$tmp/bydir" "wrfgpu_DIR"
 else
-  bad "package file: cmake failed:"; tail -20 "$tmp/bypkg.log"
+  bad "wrfgpu_DIR: not used:"; grep -i 'wrfgpu\|error' "$tmp/bydir.log" "$tmp/bydir2.log" | head -5
 fi
+
+# 3b. the prefix without its package file: lib/libwrfgpu.a and the modules in lib/wrfgpu/mod
 rm -rf "$pre/lib/cmake"
+if configure_and_build byroot -DWRFGPU_ROOT="$pre"; then
+  grep -q "wrfgpu: RUN_ON_GPU, libwrfgpu: $pre/lib/libwrfgpu.a" "$tmp/byroot.log" \
+    && ok "WRFGPU_ROOT=<prefix without package file>: lib/libwrfgpu.a, modules from lib/wrfgpu/mod" \
+    || { bad "WRFGPU_ROOT=<prefix without package file>:"; grep wrfgpu "$tmp/byroot.log"; }
+  static_ok "$tmp/byroot" "WRFGPU_ROOT=<prefix without package file>"
+else
+  bad "WRFGPU_ROOT=<prefix without package file>: cmake failed:"; tail -20 "$tmp/byroot.log"
+fi
 
 # 4. USE_WRFGPU=OFF: no RUN_ON_GPU, no library
 if configure_and_build off -DUSE_WRFGPU=OFF; then

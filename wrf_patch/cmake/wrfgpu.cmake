@@ -5,11 +5,12 @@
 # this file then
 #   - adds RUN_ON_GPU to WRF's compile definitions (PROJECT_COMPILE_DEFINITIONS_OPTIONS, so every
 #     WRF target that uses WRF's definitions gets it, as ARCH_LOCAL does in the classic build);
-#   - finds libwrfgpu: find_package( wrfgpu CONFIG ) when an installed package is there (target
-#     wrfgpu::wrfgpu), else the static library and Fortran modules of a wrfgpu build tree or
-#     install prefix (WRFGPU_ROOT/lib/libwrfgpu.a, WRFGPU_ROOT/include/*.mod);
-#   - links it to WRF_Core (PUBLIC: wrf, ideal, real get it and its Fortran module directory),
-#     with the CUDA runtime (with a run path), libstdc++ and libgomp.
+#   - finds libwrfgpu: find_package( wrfgpu CONFIG ) when an installed package is there (make
+#     install's lib/cmake/wrfgpu; its target wrfgpu::wrfgpu_static, the archive), else the static
+#     library and Fortran modules of a wrfgpu build tree (WRFGPU_ROOT/lib/libwrfgpu.a,
+#     WRFGPU_ROOT/include/*.mod) or install prefix (the modules in WRFGPU_ROOT/lib/wrfgpu/mod);
+#   - links the archive to WRF_Core (PUBLIC: wrf, ideal, real get it and its Fortran module
+#     directory), with the CUDA runtime (with a run path), libstdc++ and libgomp.
 #
 # Settings (cache variables; give them to configure_new after --, e.g.
 #   ./configure_new -p GNU -x -- -DWRF_CORE=ARW -DWRF_NESTING=BASIC -DWRF_CASE=EM_REAL -DUSE_MPI=ON -DWRFGPU_ROOT=/opt/wrfgpu
@@ -30,6 +31,7 @@ if ( NOT ${USE_WRFGPU} )
   message( STATUS "wrfgpu: USE_WRFGPU=OFF: no RUN_ON_GPU, libwrfgpu not linked" )
   return()
 endif()
+unset( WRFGPU_FROM )
 
 # -DXEON_OPTIMIZED_WSM5 (configure.defaults' "Xeon (SNB with AVX mods)" stanzas) calls wsm5 before
 # the tile loop: with RUN_ON_GPU WSM5 would run twice (the patched driver stops with #error)
@@ -40,32 +42,38 @@ if ( WRFGPU_XEON )
                        "(WSM5 would run twice); choose another stanza, or configure with -DUSE_WRFGPU=OFF" )
 endif()
 
+# where: WRFGPU_ROOT if set; else a wrfgpu_DIR the user gave (not one found here under a root);
+# else the tree apply.sh came from
 if ( NOT "${WRFGPU_ROOT}" STREQUAL "" )
   set( WRFGPU_USE_ROOT "${WRFGPU_ROOT}" )
-elseif( DEFINED wrfgpu_DIR AND wrfgpu_DIR )
+elseif( wrfgpu_DIR AND NOT "${wrfgpu_DIR}" STREQUAL "${WRFGPU_DIR_FROM_ROOT}" )
   set( WRFGPU_USE_ROOT "" )
 else()
   set( WRFGPU_USE_ROOT "${WRFGPU_APPLY_ROOT}" )
 endif()
 
-# a new root forgets what was found under the old one
-if ( DEFINED WRFGPU_ROOT_FOUND_FROM AND NOT "${WRFGPU_ROOT_FOUND_FROM}" STREQUAL "${WRFGPU_USE_ROOT}" )
+# another root than last time: forget the package file found under the old one
+if ( NOT "${WRFGPU_USE_ROOT}" STREQUAL "" AND DEFINED WRFGPU_ROOT_FOUND_FROM
+     AND NOT "${WRFGPU_ROOT_FOUND_FROM}" STREQUAL "${WRFGPU_USE_ROOT}" )
   unset( wrfgpu_DIR CACHE )
 endif()
 set( WRFGPU_ROOT_FOUND_FROM "${WRFGPU_USE_ROOT}" CACHE INTERNAL "" )
 
 if ( "${WRFGPU_USE_ROOT}" STREQUAL "" )
   find_package( wrfgpu CONFIG REQUIRED )
-  set( WRFGPU_FROM "package ${wrfgpu_DIR}" )
 else()
   find_package( wrfgpu CONFIG QUIET PATHS "${WRFGPU_USE_ROOT}" NO_DEFAULT_PATH )
+  set( WRFGPU_DIR_FROM_ROOT "${wrfgpu_DIR}" CACHE INTERNAL "" )
   if ( wrfgpu_FOUND )
-    set( WRFGPU_FROM "package ${wrfgpu_DIR}" )
   elseif( EXISTS "${WRFGPU_USE_ROOT}/lib/libwrfgpu.a" )
     # a build tree (./configure && make lib) or a prefix of make install without a package file
     set( WRFGPU_LIB "${WRFGPU_USE_ROOT}/lib/libwrfgpu.a" )   # the archive, never libwrfgpu.so
-    if ( NOT EXISTS "${WRFGPU_USE_ROOT}/include/module_wrfgpu_wsm5.mod" )
-      message( FATAL_ERROR "wrfgpu: ${WRFGPU_USE_ROOT}/include/module_wrfgpu_wsm5.mod not found (build wrfgpu: ./configure && make lib)" )
+    set( WRFGPU_MOD_DIR "${WRFGPU_USE_ROOT}/include" )       # build tree
+    if ( EXISTS "${WRFGPU_USE_ROOT}/lib/wrfgpu/mod/module_wrfgpu_wsm5.mod" )
+      set( WRFGPU_MOD_DIR "${WRFGPU_USE_ROOT}/lib/wrfgpu/mod" ) # install prefix
+    endif()
+    if ( NOT EXISTS "${WRFGPU_MOD_DIR}/module_wrfgpu_wsm5.mod" )
+      message( FATAL_ERROR "wrfgpu: ${WRFGPU_MOD_DIR}/module_wrfgpu_wsm5.mod not found (build wrfgpu: ./configure && make lib)" )
     endif()
     # built with CUDA? configure.wrfgpu says so in a build tree; else the archive's symbols
     set( WRFGPU_CUDA 0 )
@@ -97,11 +105,11 @@ else()
       list( APPEND WRFGPU_LINK "${WRFGPU_CUDART}" "-Wl,-rpath,${WRFGPU_CUDART_DIR}" )
     endif()
     list( APPEND WRFGPU_LINK "$<TARGET_NAME_IF_EXISTS:netCDF::netcdf>" stdc++ gomp )
-    add_library( wrfgpu::wrfgpu STATIC IMPORTED )
-    set_target_properties( wrfgpu::wrfgpu
+    add_library( wrfgpu::wrfgpu_static STATIC IMPORTED )
+    set_target_properties( wrfgpu::wrfgpu_static
                            PROPERTIES
                              IMPORTED_LOCATION             "${WRFGPU_LIB}"
-                             INTERFACE_INCLUDE_DIRECTORIES "${WRFGPU_USE_ROOT}/include"
+                             INTERFACE_INCLUDE_DIRECTORIES "${WRFGPU_MOD_DIR}"
                              INTERFACE_LINK_LIBRARIES      "${WRFGPU_LINK}"
                            )
     set( WRFGPU_FROM "${WRFGPU_LIB}" )
@@ -112,15 +120,28 @@ else()
   endif()
 endif()
 
-if ( NOT TARGET wrfgpu::wrfgpu )
-  message( FATAL_ERROR "wrfgpu: the wrfgpu package (${wrfgpu_DIR}) defines no target wrfgpu::wrfgpu" )
+# the archive, as the classic build links it (the package's wrfgpu::wrfgpu is libwrfgpu.so)
+set( WRFGPU_LINK_EXTRA "" )
+if ( TARGET wrfgpu::wrfgpu_static )
+  set( WRFGPU_TARGET wrfgpu::wrfgpu_static )
+elseif( TARGET wrfgpu::wrfgpu )
+  set( WRFGPU_TARGET wrfgpu::wrfgpu )
+else()
+  message( FATAL_ERROR "wrfgpu: the wrfgpu package (${wrfgpu_DIR}) defines neither wrfgpu::wrfgpu_static nor wrfgpu::wrfgpu" )
+endif()
+if ( NOT DEFINED WRFGPU_FROM )
+  set( WRFGPU_FROM "package ${wrfgpu_DIR} (${WRFGPU_TARGET})" )
+  if ( wrfgpu_CUDART_LIBRARY )   # the package's libcudart: a run path to it, as apply.sh gives
+    get_filename_component( WRFGPU_CUDART_DIR "${wrfgpu_CUDART_LIBRARY}" DIRECTORY )
+    set( WRFGPU_LINK_EXTRA "-Wl,-rpath,${WRFGPU_CUDART_DIR}" )
+  endif()
 endif()
 
 list( APPEND PROJECT_COMPILE_DEFINITIONS_OPTIONS RUN_ON_GPU )
 
 # WRF_Core exists only further down WRF's CMakeLists.txt: link it at the end of that file
 function( wrfgpu_link_wrf_core )
-  target_link_libraries( ${PROJECT_NAME}_Core PUBLIC wrfgpu::wrfgpu )
+  target_link_libraries( ${PROJECT_NAME}_Core PUBLIC ${WRFGPU_TARGET} ${WRFGPU_LINK_EXTRA} )
 endfunction()
 cmake_language( DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL wrfgpu_link_wrf_core )
 
