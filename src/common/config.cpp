@@ -50,9 +50,6 @@ const std::vector<Setting>& table() {
       {"WRFGPU_TRACE", F, "", 0, 0, "0", T, "library",
        "1: every GPU call prints its chunks' timeline (host packing, copies, kernels, "
        "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks)"},
-      {"WRFGPU_ADVECT_BATCH", F, "", 0, 0, "1", T, "WRF patch",
-       "0: advection per species and tile instead of one batched call per 4-D array (same "
-       "results)"},
       {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each", T,
        "library", "advection GPU: species per transfer group"},
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
