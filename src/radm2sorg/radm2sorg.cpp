@@ -233,15 +233,8 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   auto t0 = std::chrono::steady_clock::now();
   if (io && b != Backend::Gpu) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
   if (b == Backend::Cpu) {
-    if (opt.cpu_team_check != 0 && opt.wrf_co2_carry)
-      throw InputError("radm2sorg: cpu_team_check and wrf_co2_carry cannot be combined");
-    const bool strict_mode = opt.mode == Mode::Strict;
-    if (opt.cpu_team_check != 0)
-      (strict_mode ? strict::run_cpu_team : fast::run_cpu_team)(
-          co, use_float, opt.cpu_team_check == 2, ncell, state, met, vdrog3, map, st.data());
-    else
-      (strict_mode ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met, vdrog3,
-                                                      map, st.data());
+    (opt.mode == Mode::Strict ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met,
+                                                                vdrog3, map, st.data());
   } else {
 #if WRFGPU_HAVE_CUDA
     GpuTimes gt;

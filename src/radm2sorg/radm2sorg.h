@@ -23,9 +23,6 @@ struct Options {
   Backend backend = Backend::Cpu;  // Both: GPU on the caller's arrays, CPU on copies, compared (both.h)
   Mode mode = Mode::Strict;
   Precision precision = Precision::Double;
-  // CPU backend through the warp-per-cell integrator run by one thread (1: team loops in
-  // order, 2: every team loop backwards): the tests' check of the GPU's team code. Slower.
-  int cpu_team_check = 0;
   int method = kpp::kRos3;       // ICNTRL(3): 1 Ros2, 2 Ros3 (WRF), 3 Ros4, 4 Rodas3, 5 Rodas4
   float dtstepc = 0;             // s
   int p_nu0 = 2;                 // > 1: compute vdrog3 (WRF: SORGAM aerosols present)

@@ -50,9 +50,6 @@ struct DenseIO : CellIO {
   namespace NS {                                                                               \
   void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
                const float* met, float* vdrog3, const StateMap& map, int* stats);              \
-  void run_cpu_team(const CellOptions& opt, bool use_float, bool reverse, std::size_t ncell,   \
-                    float* state, const float* met, float* vdrog3, const StateMap& map,        \
-                    int* stats);                                                               \
   void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,    \
                const StateMap& map, int* stats, std::size_t batch,                             \
                const std::uint8_t* expected_steps, GpuTimes* times);                           \

@@ -18,6 +18,7 @@
 #include "errors.h"
 #include "radm2sorg.h"
 #include "radm2sorg_backends.h"
+#include "radm2sorg_cpu_team.h"
 #include "test_util.h"
 
 using namespace wrfgpu;
@@ -755,8 +756,9 @@ TEST(Radm2sorgGpu, WrfSubtileInChunksMatchesDense) {
 }
 
 // ------------------------------------------------------------------------------------------
-// 3b. The warp-per-cell (team) integrator of the GPU, run on the CPU by one thread: the same
-// bits as the one-cell-per-thread integrator, with every team loop in order and backwards
+// 3b. The warp-per-cell (team) integrator of the GPU, run on the CPU by one thread (the
+// tests' own build of it, radm2sorg_cpu_team.cpp): the same bits as the one-cell-per-thread
+// integrator of the strict CPU backend, with every team loop in order and backwards
 // (backwards, a level of the decomposition or solve schedule holding two dependent
 // operations would change the result).
 
@@ -786,10 +788,9 @@ void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec, int 
   long steps = 0;
   for (int v : sref.nstp) steps += v;
   for (int mode : {1, 2}) {
-    r2::Options ot = o;
-    ot.cpu_team_check = mode;
     std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
-    const r2::Stats s = r2::run_dense(ot, c.n, st.data(), c.met.data(), vd.data());
+    const r2::Stats s =
+        wrfgpu_test::radm2sorg_cpu_team(o, mode == 2, c.n, st.data(), c.met.data(), vd.data());
     std::size_t differ = 0, vdiffer = 0;
     for (std::size_t q = 0; q < st.size(); ++q) differ += st[q] != ref[q];
     for (std::size_t q = 0; q < vd.size(); ++q) vdiffer += vd[q] != vref[q];
