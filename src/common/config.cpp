@@ -46,7 +46,8 @@ const std::vector<Setting>& table() {
       {"WRFGPU_WSM5_SLABS", I, "", 1, kMaxInt, "computed: about one slab per 32,768 columns", T,
        "library", "WSM5 GPU: slabs of rows per call (copies of one overlap the kernels of another)"},
       {"WRFGPU_WSM5_TEAM", C, "1|2|4|8|16|32", 0, 0, "8", T, "library",
-       "WSM5 GPU: lanes per column in the sedimentation"},
+       "WSM5 GPU: lanes per column in the sedimentation (1: one thread per column, the kernels "
+       "used past about 3,400 levels)"},
       {"WRFGPU_TRACE", F, "", 0, 0, "0", T, "library",
        "1: every GPU call prints its chunks' timeline (host packing, copies, kernels, "
        "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks)"},
