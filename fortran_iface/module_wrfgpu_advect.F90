@@ -36,7 +36,6 @@ MODULE module_wrfgpu_advect
   INTEGER, SAVE :: batch_first = 1, batch_last = 0, batch_pd = -1
   INTEGER, SAVE :: batch_box(6) = 0        ! ips, ipe, jps, jpe, kps, kpe of the held batch
   CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
-  LOGICAL, SAVE :: batch_off_told = .FALSE. ! WRFGPU_ADVECT_BATCH=0 said once
 
   INTERFACE
     SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
@@ -44,13 +43,6 @@ MODULE module_wrfgpu_advect
       INTEGER(C_INT), VALUE :: status, n
       CHARACTER(KIND=C_CHAR), INTENT(IN) :: message(*)
     END SUBROUTINE wrfgpu_bridge_stop
-    ! config_bridge.cpp: a WRFGPU_* flag through the library's settings table (1/0, dflt
-    ! when unset; a value that is not a flag stops the program naming it)
-    INTEGER(C_INT) FUNCTION wrfgpu_config_flag(name, dflt) BIND(C, NAME='wrfgpu_config_flag')
-      IMPORT :: C_CHAR, C_INT
-      CHARACTER(KIND=C_CHAR), INTENT(IN) :: name(*)
-      INTEGER(C_INT), VALUE :: dflt
-    END FUNCTION wrfgpu_config_flag
     SUBROUTINE wrfgpu_advect_run(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom, &
          mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,        &
          flags, dims, accumulate, backend, times, ierr) BIND(C, name='wrfgpu_advect_run')
@@ -143,18 +135,9 @@ CONTAINS
     INTEGER(C_INT) :: dims(18), ierr, b, f(16)
     REAL(C_DOUBLE) :: t(4)
     REAL(C_FLOAT) :: unused(1)
-    INTEGER :: batch_off
 
     CALL wrfgpu_advect_batch_end()
-    ! WRFGPU_ADVECT_BATCH=0: per-species calls, as without this hook (read at each call)
-    batch_off = 1 - wrfgpu_config_flag('WRFGPU_ADVECT_BATCH' // C_NULL_CHAR, 1_C_INT)
-    IF (batch_off == 1 .AND. .NOT. batch_off_told) THEN
-      WRITE(*, '(A)') 'wrfgpu: WRFGPU_ADVECT_BATCH=0: scalar advection per species (no batched calls)'
-      batch_off_told = .TRUE.
-    END IF
-    IF (batch_off == 1) THEN
-      ierr = 0
-    ELSE IF (flags(16) /= 0) THEN
+    IF (flags(16) /= 0) THEN
       WRITE(0, '(A)') 'wrfgpu_advect_batch: tenddec (h/z tendency diagnostics) is not batched; '// &
                       'call wrfgpu_advect per species instead'
       ierr = 2

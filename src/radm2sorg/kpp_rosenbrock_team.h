@@ -16,7 +16,8 @@
 // Each sum is still evaluated term by term in KPP's order by one member, the error norm's
 // sum runs in species order, and every operation is the serial code's: the team result is
 // bitwise the one-thread result (the tests check it on the CPU with every team loop run in
-// order and backwards, and on the GPU against the thread-per-cell kernel).
+// order and backwards; on the GPU it gave the bits of the thread-per-cell kernel, measured in
+// docs/radm2sorg.md and removed since).
 //
 // Mirrors rosenbrock.f90 (WRF_conform) like kpp_rosenbrock.h: ros_Integrator,
 // ros_PrepareMatrix, ros_ErrorNorm, the Ros2/Ros3/Ros4/Rodas3/Rodas4 stages.

@@ -233,33 +233,24 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   auto t0 = std::chrono::steady_clock::now();
   if (io && b != Backend::Gpu) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
   if (b == Backend::Cpu) {
-    if (opt.cpu_team_check != 0 && opt.wrf_co2_carry)
-      throw InputError("radm2sorg: cpu_team_check and wrf_co2_carry cannot be combined");
-    const bool strict_mode = opt.mode == Mode::Strict;
-    if (opt.cpu_team_check != 0)
-      (strict_mode ? strict::run_cpu_team : fast::run_cpu_team)(
-          co, use_float, opt.cpu_team_check == 2, ncell, state, met, vdrog3, map, st.data());
-    else
-      (strict_mode ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met, vdrog3,
-                                                      map, st.data());
+    (opt.mode == Mode::Strict ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met,
+                                                                vdrog3, map, st.data());
   } else {
 #if WRFGPU_HAVE_CUDA
-    const bool inner = opt.layout == Layout::CellInnermost;
-    const bool warp = opt.gpu_kernel == GpuKernel::WarpPerCell;
     GpuTimes gt;
     // WRFGPU_RADM2SORG_ORDER=index|longest (measurement) overrides Options::gpu_longest_first
     bool longest = opt.gpu_longest_first;
     if (const auto o = config::choice("WRFGPU_RADM2SORG_ORDER")) longest = *o == "longest";
-    const StepHistory::Counts expected = longest && warp ? step_history().get(key, ncell) : nullptr;
+    const StepHistory::Counts expected = longest ? step_history().get(key, ncell) : nullptr;
     const std::uint8_t* es = expected ? expected->data() : nullptr;
     s.gpu_longest_first = es != nullptr;
     const DenseIO dense(state, met, vdrog3, ncell);
     const CellIO& cio = io ? *io : dense;
     if (opt.mode == Mode::Strict)
-      strict::run_gpu(co, use_float, warp, inner, ncell, cio, map, st.data(), opt.gpu_batch, es, &gt);
+      strict::run_gpu(co, use_float, ncell, cio, map, st.data(), opt.gpu_batch, es, &gt);
     else
-      fast::run_gpu(co, use_float, warp, inner, ncell, cio, map, st.data(), opt.gpu_batch, es, &gt);
-    if (longest && warp) step_history().put(key, st.data(), ncell);
+      fast::run_gpu(co, use_float, ncell, cio, map, st.data(), opt.gpu_batch, es, &gt);
+    if (longest) step_history().put(key, st.data(), ncell);
     s.gpu_h2d_ms = gt.h2d_ms;
     s.gpu_kernel_ms = gt.kernel_ms;
     s.gpu_d2h_ms = gt.d2h_ms;
@@ -444,42 +435,6 @@ Stats run_wrf(const Options& opt, WrfArrays& a) {
 }
 
 double gpu_cpu_plmv_limit(Mode m) { return m == Mode::Strict ? 1e-4 : 1e-3; }
-
-std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, const float* met,
-                                        float dtstepc, int repeats, bool include_float) {
-#if WRFGPU_HAVE_CUDA
-  std::vector<LayoutTiming> out;
-  const StateMap map = make_state_map();
-  CellOptions co;
-  co.dtstepc = dtstepc;
-  co.p_nu0 = 2;
-  std::vector<float> st(kNState * ncell), vd(kLdrog * ncell);
-  std::vector<int> stats(5 * ncell);
-  // variants: 0 warp per cell, 1 thread per cell (cell innermost), 2 thread per cell (outermost)
-  for (int prec = 0; prec < (include_float ? 2 : 1); ++prec)
-    for (int v = 0; v < 3; ++v) {
-      double best = 1e30;
-      for (int r = 0; r < (repeats > 0 ? repeats : 1); ++r) {
-        std::memcpy(st.data(), state, st.size() * sizeof(float));
-        GpuTimes gt;
-        strict::run_gpu(co, prec == 1, v == 0, v != 2, ncell, st.data(), met, vd.data(), map,
-                        stats.data(), ncell, nullptr, &gt);
-        if (gt.kernel_ms < best) best = gt.kernel_ms;
-      }
-      LayoutTiming t;
-      t.variant = std::string(prec ? "float" : "double") +
-                  (v == 0 ? " warp per cell" : v == 1 ? " thread per cell, cell-innermost (SoA)"
-                                                      : " thread per cell, cell-outermost (AoS)");
-      t.kernel_ms = best;
-      t.cells_per_s = best > 0 ? ncell / (best * 1e-3) : 0;
-      out.push_back(t);
-    }
-  return out;
-#else
-  (void)ncell; (void)state; (void)met; (void)dtstepc; (void)repeats; (void)include_float;
-  throw RuntimeError("radm2sorg: bench_layouts needs a CUDA build");
-#endif
-}
 
 }  // namespace radm2sorg
 }  // namespace wrfgpu

@@ -15,23 +15,14 @@ namespace wrfgpu {
 namespace radm2sorg {
 
 enum class Precision { Double, Float };   // state/linear algebra of the Rosenbrock solver
-// GPU data layout of the per-cell KPP arrays: cell index innermost (coalesced, default) or
-// each cell's arrays contiguous (cell outermost, array-of-structures).
-enum class Layout { CellInnermost, CellOutermost };
-// GPU work split: a warp per cell (default: the cell's matrix and vectors in shared memory,
-// every phase of a Rosenbrock step split over the 32 lanes, cells handed out dynamically) or a
-// thread per cell (the cell's arrays in global scratch in the Layout above).
-enum class GpuKernel { WarpPerCell, ThreadPerCell };
 
+// The GPU backend runs a warp per cell: the cell's matrix and vectors in shared memory, every
+// phase of a Rosenbrock step split over the 32 lanes, cells handed out dynamically
+// (docs/radm2sorg.md section 2).
 struct Options {
   Backend backend = Backend::Cpu;  // Both: GPU on the caller's arrays, CPU on copies, compared (both.h)
   Mode mode = Mode::Strict;
   Precision precision = Precision::Double;
-  Layout layout = Layout::CellInnermost;      // thread-per-cell kernel only
-  GpuKernel gpu_kernel = GpuKernel::WarpPerCell;
-  // CPU backend through the warp-per-cell integrator run by one thread (1: team loops in
-  // order, 2: every team loop backwards): the tests' check of the GPU's team code. Slower.
-  int cpu_team_check = 0;
   int method = kpp::kRos3;       // ICNTRL(3): 1 Ros2, 2 Ros3 (WRF), 3 Ros4, 4 Rodas3, 5 Rodas4
   float dtstepc = 0;             // s
   int p_nu0 = 2;                 // > 1: compute vdrog3 (WRF: SORGAM aerosols present)
@@ -42,7 +33,7 @@ struct Options {
   // previous GPU call of this process. Only the order in which the warps take cells changes;
   // the results do not (WRFGPU_RADM2SORG_ORDER=index|longest overrides, for measurement).
   bool gpu_longest_first = true;
-  std::size_t gpu_batch = 262144;  // cells per GPU chunk (thread kernel scratch ~17 KB/cell in double)
+  std::size_t gpu_batch = 262144;  // cells per GPU chunk (device records ~1.7 KB/cell in double)
   // WRF's cell-order CO2 (CPU backend only; for validation against WRF-Chem's own output).
   // WRF's radm2sorg_interface never loads var(ind_CO2): each cell starts from the CO2 the
   // previous cell of the loop (j, k, i) ended with, and that value enters the step-size
@@ -105,17 +96,6 @@ double gpu_cpu_plmv_limit(Mode m);
 // Names, for captures and the Fortran bridge.
 std::vector<std::string> state_names();  // kNState WRF names
 std::vector<std::string> met_names();    // qv, t_phy, p_phy, rho_phy, ph_*
-
-// Layout measurement for the benchmark (wrfgpu_bench): runs the same batch on the GPU with both
-// layouts (and both precisions when asked); returns one line per variant with the kernel
-// time in ms. Throws RuntimeError without a GPU.
-struct LayoutTiming {
-  std::string variant;
-  double kernel_ms = 0;
-  double cells_per_s = 0;
-};
-std::vector<LayoutTiming> bench_layouts(std::size_t ncell, const float* state, const float* met,
-                                        float dtstepc, int repeats, bool include_float);
 
 }  // namespace radm2sorg
 }  // namespace wrfgpu

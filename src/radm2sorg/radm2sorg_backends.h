@@ -43,23 +43,16 @@ struct DenseIO : CellIO {
   void put(int f, std::size_t c0, std::size_t n, const float* src) const override;
 };
 
-// stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major. expected_steps (GPU,
-// warp per cell; may be null): per cell the steps it is expected to take (capped at 255); the
+// stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major. expected_steps (GPU;
+// may be null): per cell the steps it is expected to take (capped at 255); the
 // cells are handed out to the warps in descending order of it. Results do not depend on it.
 #define WRFGPU_RADM2SORG_DECLARE(NS)                                                           \
   namespace NS {                                                                               \
   void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
                const float* met, float* vdrog3, const StateMap& map, int* stats);              \
-  void run_cpu_team(const CellOptions& opt, bool use_float, bool reverse, std::size_t ncell,   \
-                    float* state, const float* met, float* vdrog3, const StateMap& map,        \
-                    int* stats);                                                               \
-  void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost, \
-               std::size_t ncell,                                                              \
-               float* state, const float* met, float* vdrog3, const StateMap& map, int* stats, \
-               std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times);        \
-  void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost, \
-               std::size_t ncell, const CellIO& io, const StateMap& map, int* stats,           \
-               std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times);        \
+  void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,    \
+               const StateMap& map, int* stats, std::size_t batch,                             \
+               const std::uint8_t* expected_steps, GpuTimes* times);                           \
   }
 WRFGPU_RADM2SORG_DECLARE(strict)
 WRFGPU_RADM2SORG_DECLARE(fast)

@@ -56,46 +56,6 @@ static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, c
   }
 }
 
-// The team integrator (kpp_rosenbrock_team.h, the GPU's warp-per-cell code) run on the CPU by
-// one member, for the tests: reverse runs every team loop backwards, which a level schedule
-// whose operations were not independent would not survive.
-template <class T>
-static void run_cpu_team_t(const CellOptions& opt, bool reverse, std::size_t ncell, float* state,
-                           const float* met, float* vdrog3, const StateMap& map, int* stats) {
-  const kpp::TeamTables tb = team_tables_host();
-  const kpp::RosCoeffs rc = kpp::ros_coeffs(opt.ctl.method);
-  const TeamLayout L = team_layout(rc.S > 0 ? rc.S : 1);
-#pragma omp parallel
-  {
-    std::vector<T> block(L.nT);
-    std::vector<T> rconst(mech::NREACT);
-    kpp::SerialTeam tm;
-    tm.reverse = reverse;
-#pragma omp for schedule(dynamic, 64)
-    for (long long cl = 0; cl < (long long)ncell; ++cl) {
-      const std::size_t c = (std::size_t)cl;
-      T* y = block.data() + L.y;
-      cell_prologue<T>(c, ncell, state, met, map, opt, y, y + mech::NVAR, rconst.data(), 1);
-      double time_end;
-      const kpp::RosControl ctl = cell_controls(opt, time_end);
-      kpp::RosStats st;
-      const kpp::TeamWork<T> w = team_work_at<T>(L, block.data());
-      kpp::ros_integrate_team<Mech, T>(tm, tb, y, rconst.data(), 0.0, time_end, ctl, st, w);
-      cell_epilogue<T>(c, ncell, state, met, vdrog3, map, opt, y, rconst.data(), 1);
-      store_stats(stats, ncell, c, st);
-    }
-  }
-}
-
-void run_cpu_team(const CellOptions& opt, bool use_float, bool reverse, std::size_t ncell,
-                  float* state, const float* met, float* vdrog3, const StateMap& map,
-                  int* stats) {
-  if (use_float)
-    run_cpu_team_t<float>(opt, reverse, ncell, state, met, vdrog3, map, stats);
-  else
-    run_cpu_team_t<double>(opt, reverse, ncell, state, met, vdrog3, map, stats);
-}
-
 void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,
              const float* met, float* vdrog3, const StateMap& map, int* stats) {
   if (use_float)

@@ -1,17 +1,15 @@
-// radm2sorg_gpu.cu - CUDA backend, two work splits (Options::gpu_kernel):
-//  - warp per cell (default): three kernels. The prologue (a thread per cell: unit
-//    conversions, FIX, rate constants) writes each cell's VAR, FIX and RCONST contiguously;
-//    the team kernel gives each warp one cell at a time from an atomic counter (a warp that
-//    finishes a cell takes the next, so the call follows the mean step count, not the
-//    slowest cell of a fixed group) and integrates it with kpp_rosenbrock_team.h, the cell's
-//    vectors, LU matrix and rate terms in shared memory; the epilogue (a thread per cell)
-//    stores the results back. When the caller knows each cell's expected step count (the
-//    previous call's), the counter walks the cells longest first, so that no slow cell
-//    starts last and the call does not end on a tail of one or two busy warps.
-//  - thread per cell: the per-cell KPP arrays (VAR, FIX, RCONST and the Rosenbrock work:
-//    ~2100 values per cell) live in a global scratch buffer, laid out with the cell index
-//    innermost (element e of cell c at e*ncell + c: neighbouring threads touch neighbouring
-//    addresses, coalesced) or, for comparison, cell outermost (each cell's arrays contiguous).
+// radm2sorg_gpu.cu - CUDA backend, a warp per cell, in three kernels. The prologue (a thread
+// per cell: unit conversions, FIX, rate constants) writes each cell's VAR, FIX and RCONST
+// contiguously; the team kernel gives each warp one cell at a time from an atomic counter (a
+// warp that finishes a cell takes the next, so the call follows the mean step count, not the
+// slowest cell of a fixed group) and integrates it with kpp_rosenbrock_team.h, the cell's
+// vectors, LU matrix and rate terms in shared memory; the epilogue (a thread per cell) stores
+// the results back. When the caller knows each cell's expected step count (the previous
+// call's), the counter walks the cells longest first, so that no slow cell starts last and the
+// call does not end on a tail of one or two busy warps.
+// (The thread-per-cell kernel that came first, its arrays in global scratch with the cell
+// index innermost or outermost, is measured against this one in docs/radm2sorg.md and was
+// removed.)
 // The physics is the same header code as the CPU backend. Compiled twice (WRFGPU_MODE_NS =
 // strict, fast).
 #include <algorithm>
@@ -33,35 +31,6 @@ namespace WRFGPU_MODE_NS {
 
 namespace {
 
-template <class T>
-__global__ void radm2sorg_kernel(CellOptions opt, StateMap map, std::size_t ncell,
-                                 float* __restrict__ state, const float* __restrict__ met,
-                                 float* __restrict__ vdrog3, int* __restrict__ stats,
-                                 T* __restrict__ scratch, bool cell_innermost) {
-  const std::size_t c = (std::size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= ncell) return;
-  const std::size_t per_cell =
-      mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
-  std::ptrdiff_t s;
-  T* base;
-  if (cell_innermost) {
-    s = (std::ptrdiff_t)ncell;
-    base = scratch + c;
-  } else {
-    s = 1;
-    base = scratch + c * per_cell;
-  }
-  T* var = base;
-  T* fix = base + mech::NVAR * s;
-  T* rconst = base + (mech::NVAR + mech::NFIX) * s;
-  const kpp::RosWork<T> w =
-      kpp::ros_work_at<Mech, T>(base + (mech::NVAR + mech::NFIX + mech::NREACT) * s, s);
-  kpp::RosStats st;
-  run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, s, st);
-  store_stats(stats, ncell, c, st);
-}
-
-// ---- warp per cell ----------------------------------------------------------------------
 // Cells in flight per SM are what sets this latency-bound kernel's speed (docs/radm2sorg.md,
 // "Twenty cells per SM"). An H100 SM holds 20 of them when (a) each cell's shared block leaves
 // out the rate constants, which the kernel reads from the cell's record in global memory
@@ -264,9 +233,9 @@ const kpp::TeamTables& device_team_tables() {
 struct Slot {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
-  DeviceBuffer<double> scratch;           // reinterpreted for float
-  DeviceBuffer<unsigned long long> next;  // warp per cell: the next cell to take
-  DeviceBuffer<unsigned> order;           // warp per cell: hand-out order (expected_steps)
+  DeviceBuffer<double> scratch;           // the cells' records (kCellVals), reinterpreted for float
+  DeviceBuffer<unsigned long long> next;  // the next cell to take
+  DeviceBuffer<unsigned> order;           // hand-out order (expected_steps)
   PinnedBuffer<float> h_state, h_met, h_vdrog3;
   PinnedBuffer<unsigned> h_order;
   PinnedBuffer<int> h_stats;
@@ -303,12 +272,10 @@ std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
 // p_nu0 > 1, else left alone), so it is never copied in. The inputs were checked before
 // (radm2sorg.cpp), so packing cannot fail here.
 template <class T>
-void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std::size_t ncell,
-               const CellIO& io, const StateMap& map, int* stats, std::size_t batch,
+void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const CellIO& io,
+               const StateMap& map, int* stats, std::size_t batch,
                const std::uint8_t* expected_steps, GpuTimes* times) {
   Slot* S = ctx.slot;
-  const std::size_t per_cell =
-      mech::NVAR + mech::NFIX + mech::NREACT + kpp::ros_work_size<Mech>();
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
   if (const auto b = config::integer("WRFGPU_RADM2SORG_BATCH")) batch = (std::size_t)*b;
   if (batch == 0 || batch > ncell) batch = ncell;
@@ -316,10 +283,10 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std:
   const std::size_t nchunk = (ncell + chunk - 1) / chunk;
   const bool out_vd = opt.p_nu0 > 1;
   const int nsf = kNState, nmf = kNMet, nvf = out_vd ? kLdrog : 0;
-  // warp per cell: the tables, layout and launch shape, the same for every chunk
-  const kpp::TeamTables* tb = warp ? &device_team_tables() : nullptr;
+  // the tables, layout and launch shape, the same for every chunk
+  const kpp::TeamTables* tb = &device_team_tables();
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
-  const TeamLaunch* cfg = warp ? &team_launch<T>(L) : nullptr;
+  const TeamLaunch* cfg = &team_launch<T>(L);
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 
@@ -341,7 +308,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std:
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nsf + nmf; ++f)
       io.get(f, c0, n, f < nsf ? hs + f * n : hm + (f - nsf) * n);
-    if (warp && expected_steps) longest_first_order(expected_steps + c0, n, sl.h_order.reserve(n));
+    if (expected_steps) longest_first_order(expected_steps + c0, n, sl.h_order.reserve(n));
     return true;
   };
   steps.unpack = [&](int i) {
@@ -366,7 +333,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std:
                                       cudaMemcpyHostToDevice, st));
     WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, sl.h_met.data(), nmf * n * sizeof(float),
                                       cudaMemcpyHostToDevice, st));
-    if (warp && expected_steps)
+    if (expected_steps)
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.order.reserve(n), sl.h_order.data(), n * sizeof(unsigned),
                                         cudaMemcpyHostToDevice, st));
   };
@@ -377,29 +344,20 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std:
     float* dm = sl.met.data();
     float* dv = sl.vdrog3.reserve(kLdrog * n);
     int* dst = sl.stats.reserve(5 * n);
-    const std::size_t vals = warp ? (std::size_t)kCellVals : per_cell;
-    const std::size_t nscr = (vals * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
+    const std::size_t nscr = ((std::size_t)kCellVals * n * sizeof(T) + sizeof(double) - 1) / sizeof(double);
     T* scr = reinterpret_cast<T*>(sl.scratch.reserve(nscr));
-    if (warp) {
-      unsigned* dord = expected_steps ? sl.order.data() : nullptr;
-      const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
-      const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg->per_sm * cfg->nsm, want);
-      unsigned long long* next = sl.next.reserve(1);
-      const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
-      WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
-      team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
-      WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-      radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
-      WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
-      team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
-      WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
-    } else {
-      // threads per block: WRFGPU_RADM2SORG_BLOCK (tuning), default 64
-      const int threads = config::integer("WRFGPU_RADM2SORG_BLOCK").value_or(64);
-      const unsigned blocks = (unsigned)((n + threads - 1) / threads);
-      radm2sorg_kernel<T><<<blocks, threads, 0, st>>>(opt, map, n, ds, dm, dv, dst, scr, inner);
-      WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_kernel");
-    }
+    unsigned* dord = expected_steps ? sl.order.data() : nullptr;
+    const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
+    const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg->per_sm * cfg->nsm, want);
+    unsigned long long* next = sl.next.reserve(1);
+    const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
+    WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
+    team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
+    WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
+    radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
+    WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
+    team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
+    WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
   };
   steps.copy_out = [&](int i, cudaStream_t st) {
     Slot& sl = S[i % kSlots];
@@ -425,30 +383,17 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, bool warp, bool inner, std:
 
 }  // namespace
 
-void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
-             std::size_t ncell, const CellIO& io, const StateMap& map, int* stats,
-             std::size_t batch, const std::uint8_t* expected_steps, GpuTimes* times) {
+void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,
+             const StateMap& map, int* stats, std::size_t batch,
+             const std::uint8_t* expected_steps, GpuTimes* times) {
   // One call at a time per process: the pipeline slots, their staging and the device
   // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
   Context& ctx = context();
   const auto lock = ctx.pipe.lock();
-  // WRFGPU_RADM2SORG_KERNEL=thread|warp (tuning, measurement): overrides Options::gpu_kernel.
-  if (const auto k = config::choice("WRFGPU_RADM2SORG_KERNEL")) warp_per_cell = *k == "warp";
   if (use_float)
-    run_gpu_t<float>(ctx, opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
-                     expected_steps, times);
+    run_gpu_t<float>(ctx, opt, ncell, io, map, stats, batch, expected_steps, times);
   else
-    run_gpu_t<double>(ctx, opt, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
-                      expected_steps, times);
-}
-
-void run_gpu(const CellOptions& opt, bool use_float, bool warp_per_cell, bool cell_innermost,
-             std::size_t ncell, float* state, const float* met, float* vdrog3,
-             const StateMap& map, int* stats, std::size_t batch,
-             const std::uint8_t* expected_steps, GpuTimes* times) {
-  const DenseIO io(state, met, vdrog3, ncell);
-  run_gpu(opt, use_float, warp_per_cell, cell_innermost, ncell, io, map, stats, batch,
-          expected_steps, times);
+    run_gpu_t<double>(ctx, opt, ncell, io, map, stats, batch, expected_steps, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

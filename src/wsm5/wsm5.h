@@ -53,8 +53,10 @@ struct Options {
   int gpu_slabs = 0;
   int gpu_streams = 3;
   // GPU: lanes of a warp that share one column in the sedimentation kernels (2, 4, 8, 16 or
-  // 32); 1 runs the column in one thread with its scratch in global memory (the former
-  // kernels, kept for comparison); 0: the default (WRFGPU_WSM5_TEAM overrides).
+  // 32); 1 runs the column in one thread with its scratch in global memory: the kernels the
+  // teams fall back on when their shared scratch does not fit (past about 3,400 levels), which
+  // 1 selects at any level count (the tests compare the teams with them); 0: the default
+  // (WRFGPU_WSM5_TEAM overrides).
   int gpu_sediment_team = 0;
   // GPU: when every array of the call is page-locked (cudaHostAlloc/cudaHostRegister), copy
   // the tile rows straight between them and the device (no host packing or staging).

@@ -148,8 +148,9 @@ __global__ void __launch_bounds__(256) wsm5_fallspeed_kernel(Constants c, SlabVi
   }
 }
 
-// Phase 2: one thread per column and species; rain threads first, then snow threads
-// (gpu_sediment_team = 1: the column in one thread, its nislfv scratch in global memory).
+// Phase 2: one thread per column and species; rain threads first, then snow threads (the
+// column in one thread, its nislfv scratch in global memory): the fallback of the team kernels
+// below when their shared scratch does not fit (team_launch), and gpu_sediment_team = 1.
 // These kernels are latency-bound (a serial loop per column): at 6 blocks of 128 per SM (80
 // registers, a few spills) they ran faster than at 3 (164 registers, no spills): CONUS on an
 // H100, 2.18 vs 2.79 ms for all WSM5 kernels (docs/performance.md).
@@ -168,7 +169,7 @@ __global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_rs_ke
       wsm5_sediment_rain_snow_column(c, v.nk, dtcld, v.args(i, jj), s, nis, species);
 }
 
-// Phase 4: one thread per column (gpu_sediment_team = 1).
+// Phase 4: one thread per column (the fallback, as phase 2).
 __global__ void __launch_bounds__(128, WRFGPU_WSM5_SED_MINB) wsm5_sediment_ice_kernel(Constants c, SlabView v, float dtcld) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= v.ncols()) return;

@@ -18,6 +18,7 @@
 #include "errors.h"
 #include "radm2sorg.h"
 #include "radm2sorg_backends.h"
+#include "radm2sorg_cpu_team.h"
 #include "test_util.h"
 
 using namespace wrfgpu;
@@ -755,8 +756,9 @@ TEST(Radm2sorgGpu, WrfSubtileInChunksMatchesDense) {
 }
 
 // ------------------------------------------------------------------------------------------
-// 3b. The warp-per-cell (team) integrator of the GPU, run on the CPU by one thread: the same
-// bits as the one-cell-per-thread integrator, with every team loop in order and backwards
+// 3b. The warp-per-cell (team) integrator of the GPU, run on the CPU by one thread (the
+// tests' own build of it, radm2sorg_cpu_team.cpp): the same bits as the one-cell-per-thread
+// integrator of the strict CPU backend, with every team loop in order and backwards
 // (backwards, a level of the decomposition or solve schedule holding two dependent
 // operations would change the result).
 
@@ -786,10 +788,9 @@ void team_bitwise(const char* file, std::size_t ncells, r2::Precision prec, int 
   long steps = 0;
   for (int v : sref.nstp) steps += v;
   for (int mode : {1, 2}) {
-    r2::Options ot = o;
-    ot.cpu_team_check = mode;
     std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
-    const r2::Stats s = r2::run_dense(ot, c.n, st.data(), c.met.data(), vd.data());
+    const r2::Stats s =
+        wrfgpu_test::radm2sorg_cpu_team(o, mode == 2, c.n, st.data(), c.met.data(), vd.data());
     std::size_t differ = 0, vdiffer = 0;
     for (std::size_t q = 0; q < st.size(); ++q) differ += st[q] != ref[q];
     for (std::size_t q = 0; q < vd.size(); ++q) vdiffer += vd[q] != vref[q];
@@ -917,7 +918,7 @@ GpuVsCpu gpu_vs_cpu(std::size_t n, const float* met, const std::vector<float>& c
   return r;
 }
 
-TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
+TEST(Radm2sorgGpu, MatchesCpu) {
   WRFGPU_REQUIRE_GPU();
   const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
   ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
@@ -928,66 +929,42 @@ TEST(Radm2sorgGpu, MatchesCpuBothLayouts) {
   o.mode = Mode::Strict;
   o.dtstepc = c.dtstepc;
   const r2::Stats scpu = r2::run_dense(o, c.n, cpu.data(), c.met.data(), vdc.data());
-  std::vector<float> warp_result;
-  std::vector<int> warp_nstp;
-  for (int variant = 0; variant < 3; ++variant) {
-    const auto lay = variant == 2 ? r2::Layout::CellOutermost : r2::Layout::CellInnermost;
-    std::vector<float> gpu = c.state, vdg(r2::kLdrog * c.n, 0.f);
-    o.backend = Backend::Gpu;
-    o.layout = lay;
-    o.gpu_kernel = variant == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
-    r2::Stats s = r2::run_dense(o, c.n, gpu.data(), c.met.data(), vdg.data());
-    EXPECT_TRUE(s.failures.empty());
-    EXPECT_EQ(s.backend_used, Backend::Gpu);
-    const GpuVsCpu d = gpu_vs_cpu(c.n, c.met.data(), cpu, vdc, scpu, gpu, vdg, s);
-    std::printf("GPU (%s) vs CPU: max rel %.3e, vdrog3 %.3e, %zu of %zu cells with other step "
-                "counts; H2D %.3f kernel %.3f D2H %.3f of %.3f ms\n",
-                variant == 0 ? "warp per cell" : variant == 1 ? "thread per cell, cell innermost"
-                                                              : "thread per cell, cell outermost",
-                d.state, d.vdrog3, d.steps_differ, c.n, s.gpu_h2d_ms, s.gpu_kernel_ms,
-                s.gpu_d2h_ms, s.seconds * 1e3);
-    EXPECT_LE(d.state, kGpuVsCpu);
-    EXPECT_LE(d.vdrog3, kGpuVsCpu);
-    EXPECT_EQ(d.steps_differ, 0u) << "step sequences differ from the CPU's";
-    // Strict mode: the warp's team integrator does the thread's operations in the same
-    // order (the same CUDA libm in the rate constants): bitwise the same.
-    if (variant == 0) {
-      warp_result = gpu;
-      warp_nstp = s.nstp;
-    } else if (variant == 1) {
-      std::size_t differ = 0;
-      for (std::size_t q = 0; q < gpu.size(); ++q) differ += gpu[q] != warp_result[q];
-      std::printf("warp per cell vs thread per cell: %zu of %zu values differ\n", differ, gpu.size());
-      EXPECT_EQ(differ, 0u);
-      EXPECT_EQ(s.nstp, warp_nstp);
-    }
-    // The phase times are CUDA event intervals inside the call's wall time.
-    EXPECT_GT(s.gpu_kernel_ms, 0.0);
-    EXPECT_GT(s.gpu_h2d_ms, 0.0);
-    EXPECT_GT(s.gpu_d2h_ms, 0.0);
-    EXPECT_LE(s.gpu_h2d_ms + s.gpu_kernel_ms + s.gpu_d2h_ms, s.seconds * 1e3 + 0.01);
-    // Several launches (1,024 cells each, the last one short): the same bits as one launch.
-    if (variant <= 1) {
-      std::vector<float> part = c.state, vdp(r2::kLdrog * c.n, 0.f);
-      r2::Options ob = o;
-      ob.gpu_batch = 1024;
-      r2::Stats sb = r2::run_dense(ob, c.n, part.data(), c.met.data(), vdp.data());
-      EXPECT_EQ(sb.nstp, s.nstp);
-      std::size_t differ = 0;
-      for (std::size_t q = 0; q < gpu.size(); ++q) differ += part[q] != gpu[q];
-      EXPECT_EQ(differ, 0u) << "batched GPU run differs from the single launch";
-      // vdrog3 and the step counts come back through the same chunked staging
-      std::size_t vd_differ = 0, vd_nonzero = 0;
-      for (std::size_t q = 0; q < vdg.size(); ++q) {
-        vd_differ += vdp[q] != vdg[q];
-        vd_nonzero += vdg[q] != 0.f;
-      }
-      EXPECT_EQ(vd_differ, 0u) << "batched GPU vdrog3 differs from the single launch";
-      EXPECT_GT(vd_nonzero, 0u);
-      EXPECT_EQ(sb.nrej, s.nrej);
-      EXPECT_NE(c.n % 1024, 0u) << "the case should end in a short batch";
-    }
+  std::vector<float> gpu = c.state, vdg(r2::kLdrog * c.n, 0.f);
+  o.backend = Backend::Gpu;
+  r2::Stats s = r2::run_dense(o, c.n, gpu.data(), c.met.data(), vdg.data());
+  EXPECT_TRUE(s.failures.empty());
+  EXPECT_EQ(s.backend_used, Backend::Gpu);
+  const GpuVsCpu d = gpu_vs_cpu(c.n, c.met.data(), cpu, vdc, scpu, gpu, vdg, s);
+  std::printf("GPU vs CPU: max rel %.3e, vdrog3 %.3e, %zu of %zu cells with other step counts; "
+              "H2D %.3f kernel %.3f D2H %.3f of %.3f ms\n", d.state, d.vdrog3, d.steps_differ,
+              c.n, s.gpu_h2d_ms, s.gpu_kernel_ms, s.gpu_d2h_ms, s.seconds * 1e3);
+  EXPECT_LE(d.state, kGpuVsCpu);
+  EXPECT_LE(d.vdrog3, kGpuVsCpu);
+  EXPECT_EQ(d.steps_differ, 0u) << "step sequences differ from the CPU's";
+  // The phase times are CUDA event intervals inside the call's wall time.
+  EXPECT_GT(s.gpu_kernel_ms, 0.0);
+  EXPECT_GT(s.gpu_h2d_ms, 0.0);
+  EXPECT_GT(s.gpu_d2h_ms, 0.0);
+  EXPECT_LE(s.gpu_h2d_ms + s.gpu_kernel_ms + s.gpu_d2h_ms, s.seconds * 1e3 + 0.01);
+  // Several launches (1,024 cells each, the last one short): the same bits as one launch.
+  std::vector<float> part = c.state, vdp(r2::kLdrog * c.n, 0.f);
+  r2::Options ob = o;
+  ob.gpu_batch = 1024;
+  r2::Stats sb = r2::run_dense(ob, c.n, part.data(), c.met.data(), vdp.data());
+  EXPECT_EQ(sb.nstp, s.nstp);
+  std::size_t differ = 0;
+  for (std::size_t q = 0; q < gpu.size(); ++q) differ += part[q] != gpu[q];
+  EXPECT_EQ(differ, 0u) << "batched GPU run differs from the single launch";
+  // vdrog3 and the step counts come back through the same chunked staging
+  std::size_t vd_differ = 0, vd_nonzero = 0;
+  for (std::size_t q = 0; q < vdg.size(); ++q) {
+    vd_differ += vdp[q] != vdg[q];
+    vd_nonzero += vdg[q] != 0.f;
   }
+  EXPECT_EQ(vd_differ, 0u) << "batched GPU vdrog3 differs from the single launch";
+  EXPECT_GT(vd_nonzero, 0u);
+  EXPECT_EQ(sb.nrej, s.nrej);
+  EXPECT_NE(c.n % 1024, 0u) << "the case should end in a short batch";
 }
 
 // The warp kernel's hand-out order from step counts of a real run (the warm capture on the CPU
@@ -1067,49 +1044,36 @@ TEST(Radm2sorgGpu, LongestFirstSameBits) {
 }
 
 // Every Rosenbrock method (2 to 6 stages: a different shared-memory size per warp) through
-// the warp kernel: bitwise the thread kernel's result in strict mode.
+// the warp kernel, run as Backend::Both: the CPU backend on copies, every output held to the
+// GPU-CPU agreement of the mode (gpu_cpu_plmv_limit; a RuntimeError otherwise). That the team
+// integrator does the serial integrator's operations in the same order, for every method, is
+// Radm2sorgTeam.CpuTeamBitwiseSerial* (on the CPU).
 TEST(Radm2sorgGpu, WarpKernelEveryMethod) {
   WRFGPU_REQUIRE_GPU();
   const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
   ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   const Case c = first_cells(load(path), 2000);
   for (int m : {kpp::kRos2, kpp::kRos3, kpp::kRos4, kpp::kRodas3, kpp::kRodas4}) {
-    std::vector<float> out[2];
-    std::vector<int> nstp[2];
-    for (int k = 0; k < 2; ++k) {
-      r2::Options o;
-      o.backend = Backend::Gpu;
-      o.dtstepc = c.dtstepc;
-      o.method = m;
-      o.gpu_kernel = k == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
-      out[k] = c.state;
-      std::vector<float> vd(r2::kLdrog * c.n, 0.f);
-      r2::Stats s = r2::run_dense(o, c.n, out[k].data(), c.met.data(), vd.data());
-      EXPECT_TRUE(s.failures.empty()) << "method " << m;
-      nstp[k] = s.nstp;
-    }
-    std::size_t differ = 0;
-    for (std::size_t q = 0; q < out[0].size(); ++q) differ += out[0][q] != out[1][q];
+    r2::Options o;
+    o.backend = Backend::Both;
+    o.dtstepc = c.dtstepc;
+    o.method = m;
+    std::vector<float> out = c.state, vd(r2::kLdrog * c.n, 0.f);
+    r2::Stats s;
+    EXPECT_NO_THROW(s = r2::run_dense(o, c.n, out.data(), c.met.data(), vd.data())) << "method " << m;
+    EXPECT_EQ(s.backend_used, Backend::Both) << "method " << m;
+    EXPECT_TRUE(s.failures.empty()) << "method " << m;
     long steps = 0;
-    for (int v : nstp[0]) steps += v;
-    std::printf("method %d: %ld steps, warp vs thread kernel: %zu of %zu values differ\n", m, steps,
-                differ, out[0].size());
-    EXPECT_EQ(differ, 0u) << "method " << m;
-    EXPECT_EQ(nstp[0], nstp[1]) << "method " << m;
+    for (int v : s.nstp) steps += v;
+    std::printf("method %d: %ld steps on the GPU, within the GPU-CPU agreement\n", m, steps);
   }
 }
 
-// Layout measurement (the benchmark calls r2::bench_layouts the same way): the warm and the
-// cold captures replicated to 240,000 cells; kernel time of each layout and precision. The
-// times are printed, not asserted (they are the figures of docs/radm2sorg.md section 5).
-// bench_layouts returns times only, so what its six variants compute is checked here by
-// running the same batch through run_dense with each variant (strict mode): every replica of
-// a cell gives the replica-0 bits (cells are independent), the three variants give the same
-// bits and step counts in each precision (the layouts are the same code with another stride;
-// the warp kernel does the thread kernel's operations in the same order: `CpuTeam*` and
-// `WarpKernelEveryMethod`), and in double the batch is within kGpuVsCpu of the CPU backend on
-// the capture, with the same step counts.
-TEST(Radm2sorgGpu, LayoutBenchmark) {
+// The warm and the cold captures replicated to 240,000 cells (many waves of warps): every
+// replica of a cell gives the replica-0 bits and step counts (cells are independent), in double
+// and in float, and in double the capture's cells are within kGpuVsCpu of the CPU backend with
+// the same step counts. The kernel times are printed (docs/radm2sorg.md has the measured ones).
+TEST(Radm2sorgGpu, ReplicatedCapturesSameBits) {
   WRFGPU_REQUIRE_GPU();
   for (const char* file : {"radm2sorg_warm_40x15x20.nc", "radm2sorg_cold_40x15x20.nc"}) {
     const std::string path = wrfgpu_test::data_file(file);
@@ -1123,16 +1087,6 @@ TEST(Radm2sorgGpu, LayoutBenchmark) {
     for (int f = 0; f < r2::kNMet; ++f)
       for (std::size_t r = 0; r < rep; ++r)
         std::copy(c.met.begin() + f * c.n, c.met.begin() + (f + 1) * c.n, met.begin() + f * n + r * c.n);
-    auto t = r2::bench_layouts(n, st.data(), met.data(), c.dtstepc, 2, true);
-    for (const auto& x : t)
-      std::printf("[%s x%zu = %zu cells] %-32s kernel %9.2f ms  %.3e cells/s\n", file, rep, n,
-                  x.variant.c_str(), x.kernel_ms, x.cells_per_s);
-    ASSERT_EQ(t.size(), 6u);
-    for (std::size_t v = 0; v < t.size(); ++v) {
-      EXPECT_GT(t[v].kernel_ms, 0.0) << t[v].variant;
-      EXPECT_NEAR(t[v].cells_per_s * t[v].kernel_ms * 1e-3, (double)n, 1e-6 * n) << t[v].variant;
-      for (std::size_t u = 0; u < v; ++u) EXPECT_NE(t[u].variant, t[v].variant);
-    }
 
     std::vector<float> cpu = c.state, vcpu(r2::kLdrog * c.n, 0.f);
     r2::Options oc;
@@ -1140,64 +1094,49 @@ TEST(Radm2sorgGpu, LayoutBenchmark) {
     oc.dtstepc = c.dtstepc;
     const r2::Stats scpu = r2::run_dense(oc, c.n, cpu.data(), c.met.data(), vcpu.data());
     for (const auto prec : {r2::Precision::Double, r2::Precision::Float}) {
-      std::vector<float> first, vfirst;
-      std::vector<int> first_nstp;
-      for (int v = 0; v < 3; ++v) {
-        const std::string& vname = t[(prec == r2::Precision::Float ? 3 : 0) + v].variant;
-        r2::Options o;
-        o.backend = Backend::Gpu;
-        o.mode = Mode::Strict;
-        o.dtstepc = c.dtstepc;
-        o.precision = prec;
-        o.gpu_kernel = v == 0 ? r2::GpuKernel::WarpPerCell : r2::GpuKernel::ThreadPerCell;
-        o.layout = v == 2 ? r2::Layout::CellOutermost : r2::Layout::CellInnermost;
-        std::vector<float> out = st, vd(r2::kLdrog * n, 0.f);
-        const r2::Stats s = r2::run_dense(o, n, out.data(), met.data(), vd.data());
-        EXPECT_TRUE(s.failures.empty()) << vname;
-        std::size_t replica_differ = 0, variant_differ = 0, steps_differ = 0;
-        for (int f = 0; f < r2::kNState; ++f)
-          for (std::size_t r = 1; r < rep; ++r)
-            for (std::size_t q = 0; q < c.n; ++q)
-              replica_differ += out[f * n + r * c.n + q] != out[f * n + q];
-        for (int f = 0; f < r2::kLdrog; ++f)
-          for (std::size_t r = 1; r < rep; ++r)
-            for (std::size_t q = 0; q < c.n; ++q)
-              replica_differ += vd[f * n + r * c.n + q] != vd[f * n + q];
+      const char* pname = prec == r2::Precision::Double ? "double" : "float";
+      r2::Options o;
+      o.backend = Backend::Gpu;
+      o.mode = Mode::Strict;
+      o.dtstepc = c.dtstepc;
+      o.precision = prec;
+      std::vector<float> out = st, vd(r2::kLdrog * n, 0.f);
+      const r2::Stats s = r2::run_dense(o, n, out.data(), met.data(), vd.data());
+      EXPECT_TRUE(s.failures.empty()) << pname;
+      std::size_t replica_differ = 0, steps_differ = 0;
+      for (int f = 0; f < r2::kNState; ++f)
         for (std::size_t r = 1; r < rep; ++r)
-          for (std::size_t q = 0; q < c.n; ++q) steps_differ += s.nstp[r * c.n + q] != s.nstp[q];
-        if (v == 0) {
-          first = out;
-          vfirst = vd;
-          first_nstp = s.nstp;
-        } else {
-          for (std::size_t q = 0; q < out.size(); ++q) variant_differ += out[q] != first[q];
-          for (std::size_t q = 0; q < vd.size(); ++q) variant_differ += vd[q] != vfirst[q];
-          EXPECT_EQ(s.nstp, first_nstp) << vname;
-        }
-        std::printf("[%s] %s: replicas differ from the first in %zu values (%zu step counts); "
-                    "%zu values differ from the warp kernel's\n", file, vname.c_str(),
-                    replica_differ, steps_differ, variant_differ);
-        EXPECT_EQ(replica_differ, 0u) << vname;
-        EXPECT_EQ(steps_differ, 0u) << vname;
-        EXPECT_EQ(variant_differ, 0u) << vname;
-        if (prec == r2::Precision::Double && v == 0) {
-          // replica 0 (the capture's cells) against the CPU backend
-          std::vector<float> g0(r2::kNState * c.n), vg0(r2::kLdrog * c.n);
-          for (int f = 0; f < r2::kNState; ++f)
-            std::copy(out.begin() + f * n, out.begin() + f * n + c.n, g0.begin() + f * c.n);
-          for (int f = 0; f < r2::kLdrog; ++f)
-            std::copy(vd.begin() + f * n, vd.begin() + f * n + c.n, vg0.begin() + f * c.n);
-          r2::Stats s0;
-          s0.nstp.assign(s.nstp.begin(), s.nstp.begin() + c.n);
-          s0.nacc.assign(s.nacc.begin(), s.nacc.begin() + c.n);
-          s0.nrej.assign(s.nrej.begin(), s.nrej.begin() + c.n);
-          const GpuVsCpu d = gpu_vs_cpu(c.n, c.met.data(), cpu, vcpu, scpu, g0, vg0, s0);
-          std::printf("[%s] double, %zu-cell batch, its first %zu cells vs CPU: max rel %.3e, vdrog3 %.3e, %zu "
-                      "cells with other step counts\n", file, n, c.n, d.state, d.vdrog3, d.steps_differ);
-          EXPECT_LE(d.state, kGpuVsCpu);
-          EXPECT_LE(d.vdrog3, kGpuVsCpu);
-          EXPECT_EQ(d.steps_differ, 0u);
-        }
+          for (std::size_t q = 0; q < c.n; ++q)
+            replica_differ += out[f * n + r * c.n + q] != out[f * n + q];
+      for (int f = 0; f < r2::kLdrog; ++f)
+        for (std::size_t r = 1; r < rep; ++r)
+          for (std::size_t q = 0; q < c.n; ++q)
+            replica_differ += vd[f * n + r * c.n + q] != vd[f * n + q];
+      for (std::size_t r = 1; r < rep; ++r)
+        for (std::size_t q = 0; q < c.n; ++q) steps_differ += s.nstp[r * c.n + q] != s.nstp[q];
+      std::printf("[%s x%zu = %zu cells] %s: kernel %.2f ms (%.3e cells/s); replicas differ from "
+                  "the first in %zu values (%zu step counts)\n", file, rep, n, pname,
+                  s.gpu_kernel_ms, s.gpu_kernel_ms > 0 ? n / (s.gpu_kernel_ms * 1e-3) : 0.0,
+                  replica_differ, steps_differ);
+      EXPECT_EQ(replica_differ, 0u) << pname;
+      EXPECT_EQ(steps_differ, 0u) << pname;
+      if (prec == r2::Precision::Double) {
+        // replica 0 (the capture's cells) against the CPU backend
+        std::vector<float> g0(r2::kNState * c.n), vg0(r2::kLdrog * c.n);
+        for (int f = 0; f < r2::kNState; ++f)
+          std::copy(out.begin() + f * n, out.begin() + f * n + c.n, g0.begin() + f * c.n);
+        for (int f = 0; f < r2::kLdrog; ++f)
+          std::copy(vd.begin() + f * n, vd.begin() + f * n + c.n, vg0.begin() + f * c.n);
+        r2::Stats s0;
+        s0.nstp.assign(s.nstp.begin(), s.nstp.begin() + c.n);
+        s0.nacc.assign(s.nacc.begin(), s.nacc.begin() + c.n);
+        s0.nrej.assign(s.nrej.begin(), s.nrej.begin() + c.n);
+        const GpuVsCpu d = gpu_vs_cpu(c.n, c.met.data(), cpu, vcpu, scpu, g0, vg0, s0);
+        std::printf("[%s] double, %zu-cell batch, its first %zu cells vs CPU: max rel %.3e, vdrog3 %.3e, %zu "
+                    "cells with other step counts\n", file, n, c.n, d.state, d.vdrog3, d.steps_differ);
+        EXPECT_LE(d.state, kGpuVsCpu);
+        EXPECT_LE(d.vdrog3, kGpuVsCpu);
+        EXPECT_EQ(d.steps_differ, 0u);
       }
     }
   }
