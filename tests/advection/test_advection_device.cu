@@ -3,8 +3,9 @@
 // runs the group's WRFGPU_HD functions on the GPU, one thread per input (a stencil, a face, a
 // cell, a block of columns; bounds-checked, no shared memory, nothing but plain loads and
 // stores, so the kernels can be run under compute-sanitizer), and on the host over the same
-// inputs, and requires the same bits (memcmp of the results; zeros of opposite sign and NaNs
-// are counted and printed, see same_bits); the first mismatch is reported with its inputs.
+// inputs, and requires the same bits (memcmp of the results; two NaNs count as equal, zeros of
+// opposite sign are counted and printed, see same_bits); the first mismatch is reported with its
+// inputs.
 // Skipped when no GPU is visible (WRFGPU_REQUIRE_GPU).
 //
 // Compiled by nvcc with the flags of the strict GPU backends (NVCC_STRICT: no FMA contraction,
@@ -194,8 +195,8 @@ std::string num(double x) {
 // What output j of item i is, with the inputs it was computed from (for the failure message).
 using Describe = std::function<std::string(int item, int j)>;
 
-// The host's and the GPU's results have the same bits, with two exceptions that are counted
-// and printed: two NaNs (the GPU's canonical NaN is not x86's) and zeros of opposite sign.
+// The host's and the GPU's results have the same bits, with two exceptions: two NaNs (the GPU's
+// canonical NaN is not x86's) and zeros of opposite sign, counted and printed.
 // wmin(a, b) = b < a ? b : a may be compiled by nvcc to PTX min.f32, which orders -0 below +0
 // where the C expression returns a (tests/wsm5/test_wsm5_device.cu saw it for WSM5's fmin2);
 // the scheme adds eps before it divides, so a zero's sign never changes another result, but it

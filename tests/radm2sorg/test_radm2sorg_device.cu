@@ -7,9 +7,10 @@
 // group's WRFGPU_HD functions on the GPU, one thread per input (a cell, a matrix, a set of
 // controls; bounds-checked, no shared memory, nothing but plain loads and stores, so the kernels
 // can be run under compute-sanitizer), and on the host over the same inputs, all in double, and
-// requires the same bits (memcmp of the results; NaNs and zeros of opposite sign are counted and
-// printed, see same_bits); the first mismatch is reported with its index, its meaning (species,
-// reaction, matrix entry) and both values. Skipped when no GPU is visible (WRFGPU_REQUIRE_GPU).
+// requires the same bits (memcmp of the results; two NaNs count as equal, zeros of opposite sign
+// are counted and printed, see same_bits); the first mismatch is reported with its index, its
+// meaning (species, reaction, matrix entry) and both values. Skipped when no GPU is visible
+// (WRFGPU_REQUIRE_GPU).
 //
 // Compiled by nvcc with the flags of the strict GPU backends (NVCC_STRICT: no FMA contraction,
 // IEEE division and square root, no flush to zero), the host half by g++ without FMA
@@ -268,8 +269,8 @@ std::string num(double x) {
 // What output j of item i is, with its inputs (for the failure message).
 using Describe = std::function<std::string(int item, int j)>;
 
-// The host's and the GPU's results have the same bits, with two exceptions that are counted
-// and printed: two NaNs (the GPU's canonical NaN is not x86's) and zeros of opposite sign.
+// The host's and the GPU's results have the same bits, with two exceptions: two NaNs (the GPU's
+// canonical NaN is not x86's) and zeros of opposite sign, counted and printed.
 ::testing::AssertionResult same_bits(const Both& r, const Describe& what) {
   std::size_t ndiff = 0, first = 0, signed_zeros = 0, first_zero = 0;
   for (std::size_t q = 0; q < r.host.size(); ++q) {
@@ -722,7 +723,8 @@ TEST(Radm2sorgDevice, RateConstants) {
     return s + "; t_phy " + num(x[12]) + ", p_phy " + num(x[13]) + ", qv " + num(x[14]) + ")";
   }));
   // rc_n2o5: relative humidity clipped at 1 and unclipped
-  EXPECT_GT(count_if_out(r, 13, [](double x) { return x == (double)(1.0f / (3.6E4f * r2::expf(-r2::powf(1.f / 0.28f, 2.8f)) + 300.0f)); }), 0);
+  const double rc_saturated = 1.0f / (3.6E4f * r2::expf(-r2::powf(1.f / 0.28f, 2.8f)) + 300.0f);
+  EXPECT_GT(count_if_out(r, 13, [rc_saturated](double x) { return x == rc_saturated; }), 0);
   EXPECT_GT(count_if_out(r, 13, [](double x) { return x < 1.0 / 300.0 * 0.99; }), 0);
   std::printf("%d cells of the captures, %zu rate-law inputs\n", cells, in.size() / RateLawsF::nin);
 }
