@@ -187,6 +187,14 @@ else
   grep -q "wrfgpu: no wrfgpu in $tmp/nowhere" "$tmp/noroot.log" && ok "WRFGPU_ROOT without wrfgpu: cmake stops and says so" \
     || { bad "WRFGPU_ROOT without wrfgpu: other error:"; tail -5 "$tmp/noroot.log"; }
 fi
+mkdir -p "$tmp/nopkg"
+if cmake -S "$src" -B "$tmp/baddir" -DCMAKE_Fortran_COMPILER="$fc" -Dwrfgpu_DIR="$tmp/nopkg" > "$tmp/baddir.log" 2>&1; then
+  bad "wrfgpu_DIR without a package file: cmake did not stop"
+else
+  grep -q "wrfgpu: wrfgpu_DIR=$tmp/nopkg has no wrfgpuConfig.cmake" "$tmp/baddir.log" \
+    && ok "wrfgpu_DIR without a package file: cmake stops, naming the folder and wrfgpuConfig.cmake" \
+    || { bad "wrfgpu_DIR without a package file: other error:"; tail -8 "$tmp/baddir.log"; }
+fi
 if cmake -S "$src" -B "$tmp/xeon" -DCMAKE_Fortran_COMPILER="$fc" -DWRF_ARCH_LOCAL="NONSTANDARD_SYSTEM_SUBR XEON_OPTIMIZED_WSM5" > "$tmp/xeon.log" 2>&1; then
   bad "XEON_OPTIMIZED_WSM5 stanza: cmake did not stop"
 else

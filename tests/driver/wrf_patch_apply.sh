@@ -231,6 +231,16 @@ snap
 run --cmake; status 1 "a CMakeLists.txt without '# Accumulate option and definitions' refused"
 same "$tmp/snap" "no anchor: nothing changed"
 
+# WRF of another version: refused in both modes, nothing changed
+for m in "" --cmake; do
+  fresh
+  sed -i "s/'V4\.7\.[0-9]*'/'V4.6.1'/" "$T/inc/version_decl"
+  snap
+  run $m; status 1 "WRF 4.6.1 refused${m:+ ($m)}"
+  has "WRF 4.6.1 in $T: these patches are for WRF v4.7.x only" "WRF 4.6.1${m:+ ($m)}: says why"
+  same "$tmp/snap" "WRF 4.6.1${m:+ ($m)}: nothing changed"
+done
+
 # ---- F. all or nothing in CMake mode: cp, mv or rm failing at each call in turn -----------------
 # (apply --cmake on the original tree, --revert on the applied one): the tree ends either as it
 # was or completely done, never in between

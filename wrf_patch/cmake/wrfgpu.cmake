@@ -60,6 +60,12 @@ endif()
 set( WRFGPU_ROOT_FOUND_FROM "${WRFGPU_USE_ROOT}" CACHE INTERNAL "" )
 
 if ( "${WRFGPU_USE_ROOT}" STREQUAL "" )
+  # a wrfgpu_DIR the user named: say which folder lacks the package file (find_package would not)
+  if ( NOT EXISTS "${wrfgpu_DIR}/wrfgpuConfig.cmake" AND NOT EXISTS "${wrfgpu_DIR}/wrfgpu-config.cmake" )
+    message( FATAL_ERROR "wrfgpu: wrfgpu_DIR=${wrfgpu_DIR} has no wrfgpuConfig.cmake (make install PREFIX=P "
+                         "writes it to P/lib/cmake/wrfgpu); set wrfgpu_DIR to that folder, or WRFGPU_ROOT to a "
+                         "wrfgpu build tree or install prefix" )
+  endif()
   find_package( wrfgpu CONFIG REQUIRED )
 else()
   find_package( wrfgpu CONFIG QUIET PATHS "${WRFGPU_USE_ROOT}" NO_DEFAULT_PATH )
