@@ -152,7 +152,7 @@ if [ "$HAVE_CONF" = 1 ] && [ -f "$W/frame/module_domain.mod" ] && [ -f "$repo/in
             dyn_em/solve_em.F:wrfgpu_advect_batch main/module_wrf_top.F:wsm5_gpu_init \
             chem/chem_driver.F:wrfgpu_radm2sorg; do
     f=${fm%%:*}; mark=${fm#*:}
-    if [ "$f" = chem/chem_driver.F ] && ! ls "$W"/chem/module_chem_utilities.mod > /dev/null 2>&1; then
+    if [ "$f" = chem/chem_driver.F ] && ! ls "$W"/chem/module_input_chem_data.mod > /dev/null 2>&1; then
       echo "     $f: left out ($W is not a WRF-Chem build: no chem/*.mod)"; continue
     fi
     base=$(basename "$f" .F)
