@@ -1,5 +1,8 @@
 // advection_impl.h - what the dispatcher (advection.cpp) hands to the backends: the validated
 // call, its boundary rule and the index boxes the scheme touches. Not part of the public API.
+// Shared by the dispatcher and both modes' backends, so it holds no physics (that is
+// advection_physics.h, in the mode's namespace): data, and RowCheck's scan, which only the
+// dispatcher and the GPU backend's host code (never built with fast math) call.
 #pragma once
 #include <climits>
 #include <cmath>

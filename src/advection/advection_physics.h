@@ -35,11 +35,12 @@ struct K {
   static constexpr float eps = 1.e-20f;           // advect_scalar_pd: REAL, PARAMETER :: eps
 };
 
-// Every function (and the per-face/per-cell structs) lives in the mode namespace
-// (strict/fast): the backends are compiled twice with different floating-point flags, and an
-// inline function shared by both would be one weak symbol for the linker, so the fast
-// compilation could replace the strict one. Bc and View (plain data) are shared.
-namespace WRFGPU_MODE_NS {
+// Every function (and the per-face/per-cell structs) lives in the mode's inline namespace
+// WRFGPU_PHYS_NS (phys_strict, phys_fast; wrfgpu_hd.h): the backends are compiled twice with
+// different floating-point flags, and an inline function shared by both would be one weak
+// symbol for the linker, so the fast compilation could replace the strict one. Bc, Pts, Pts32
+// and View (data and accessors, built by the dispatcher for both modes) are shared.
+inline namespace WRFGPU_PHYS_NS {
 
 // Fortran MIN/MAX of two reals (values; the sign of a zero result may differ from gfortran's
 // minss/maxss choice, which never changes a non-zero result).
@@ -104,7 +105,7 @@ WRFGPU_HD float un_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float
          ts * sign1(ua) * ((q_ip1 - q_im2) - 3.0f * (q_i - q_im1)) / 12.0f;
 }
 
-}  // namespace WRFGPU_MODE_NS
+}  // inline namespace phys_<mode>
 
 // ---- boundary rule ---------------------------------------------------------------------------
 // WRF's degrade_xs/xe/ys/ye depend on the tile (its > ids+3 ...), but whenever a face near the
@@ -179,7 +180,7 @@ struct View {
   WRFGPU_HD float A1(const float* a, int k) const { return a[k - k1d]; }
 };
 
-namespace WRFGPU_MODE_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // Order of the horizontal flux at x-face i / y-face j (advect_scalar_pd and advect_scalar with
 // h order 5): 2nd order next to a degradable boundary (face ids+1, ide-1), 3rd order one further
@@ -659,6 +660,6 @@ WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int
   return un_cell_tendency_q(v, q, s, i, k, j, t);
 }
 
-}  // namespace WRFGPU_MODE_NS
+}  // inline namespace phys_<mode>
 }  // namespace advection
 }  // namespace wrfgpu

@@ -23,7 +23,7 @@
 
 namespace wrfgpu {
 namespace advection {
-namespace WRFGPU_MODE_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 struct TileSerial {
   WRFGPU_HD int rank() const { return 0; }
@@ -302,6 +302,6 @@ WRFGPU_HD void un_tile_march(const Team& tm, const View& v, const TileSpec& t, f
   }
 }
 
-}  // namespace WRFGPU_MODE_NS
+}  // inline namespace phys_<mode>
 }  // namespace advection
 }  // namespace wrfgpu

@@ -11,9 +11,11 @@
 // cell index innermost (coalesced GPU layout, MICM / Linford et al.).
 // Precision: the state and linear algebra use T (double by default; float as an option);
 // time, step size and error norm are double as in the Fortran.
-// Functions are static (internal linkage): the strict and the fast builds of the backends
-// each keep their own copy (an inline/template function would be merged by the linker and
-// one mode could run the other mode's code).
+// The solver lives in the mode's inline namespace WRFGPU_PHYS_NS (phys_strict, phys_fast;
+// wrfgpu_hd.h): the strict and the fast builds of the backends each keep their own copy (one
+// inline or template function in both would be merged by the linker, and one mode could run
+// the other mode's code). The controls and statistics (RosMethod, RosControl, RosStats) are
+// plain data shared by both modes: the dispatcher passes RosControl to either (CellOptions).
 #pragma once
 #include <cfloat>
 #include <cmath>
@@ -47,6 +49,8 @@ struct RosStats {
   double texit = 0, hexit = 0;
 };
 
+inline namespace WRFGPU_PHYS_NS {
+
 struct RosCoeffs {
   int S = 0;
   double A[15] = {}, C[15] = {}, M[6] = {}, E[6] = {}, Alpha[6] = {}, Gamma[6] = {};
@@ -55,7 +59,7 @@ struct RosCoeffs {
 };
 
 // Method coefficients (rosenbrock.f90 Ros2/Ros3/Ros4/Rodas3/Rodas4).
-static WRFGPU_HD RosCoeffs ros_coeffs(int method) {
+WRFGPU_HD RosCoeffs ros_coeffs(int method) {
   RosCoeffs r;
   switch (method) {
     case kRos2: {
@@ -172,13 +176,13 @@ struct RosWork {
 };
 // Number of T values of work per cell for a mechanism.
 template <class Mech>
-static WRFGPU_HD constexpr std::size_t ros_work_size() {
+WRFGPU_HD constexpr std::size_t ros_work_size() {
   return (std::size_t)(4 + 6) * Mech::NVAR + 2 * (std::size_t)Mech::LU_NONZERO;
 }
 // Carves a RosWork out of one block of ros_work_size<Mech>() * s values, the cell's first
 // value at `base` (base = block + cell for stride s = ncell; block + cell*size for s = 1).
 template <class Mech, class T>
-static WRFGPU_HD RosWork<T> ros_work_at(T* base, std::ptrdiff_t s) {
+WRFGPU_HD RosWork<T> ros_work_at(T* base, std::ptrdiff_t s) {
   RosWork<T> w;
   const std::ptrdiff_t n = Mech::NVAR, lu = Mech::LU_NONZERO;
   w.ynew = base;
@@ -193,19 +197,19 @@ static WRFGPU_HD RosWork<T> ros_work_at(T* base, std::ptrdiff_t s) {
 
 // WAXPY (y := y + alpha*x, skipped when alpha == 0, as the Fortran does).
 template <class T>
-static WRFGPU_HD void ros_waxpy(int n, double alpha, const T* x, T* y, std::ptrdiff_t s) {
+WRFGPU_HD void ros_waxpy(int n, double alpha, const T* x, T* y, std::ptrdiff_t s) {
   if (alpha == 0.0) return;
   const T a = (T)alpha;
   for (int i = 0; i < n; ++i) y[i * s] = y[i * s] + a * x[i * s];
 }
 template <class T>
-static WRFGPU_HD void ros_copy(int n, const T* x, T* y, std::ptrdiff_t s) {
+WRFGPU_HD void ros_copy(int n, const T* x, T* y, std::ptrdiff_t s) {
   for (int i = 0; i < n; ++i) y[i * s] = x[i * s];
 }
 
 // ros_ErrorNorm (vector tolerances, all equal).
 template <class Mech, class T>
-static WRFGPU_HD double ros_error_norm(const T* y, const T* ynew, const T* yerr, double atol,
+WRFGPU_HD double ros_error_norm(const T* y, const T* ynew, const T* yerr, double atol,
                                 double rtol, std::ptrdiff_t s) {
   double err = 0.0;
   for (int i = 0; i < Mech::NVAR; ++i) {
@@ -221,7 +225,7 @@ static WRFGPU_HD double ros_error_norm(const T* y, const T* ynew, const T* yerr,
 // ros_PrepareMatrix: Ghimj = 1/(H*gam) - Jac0, LU-decomposed; on a singular matrix H is
 // halved (at most 5 times). Returns false when still singular (IERR -8).
 template <class Mech, class T>
-static WRFGPU_HD bool ros_prepare_matrix(double& H, int direction, double gam, const T* jac0, T* ghimj,
+WRFGPU_HD bool ros_prepare_matrix(double& H, int direction, double gam, const T* jac0, T* ghimj,
                                   RosStats& st, std::ptrdiff_t s) {
   int nconsecutive = 0;
   for (;;) {
@@ -255,7 +259,7 @@ struct RosSettings {
   double fac_min = 0.2, fac_max = 6.0, fac_rej = 0.1, fac_safe = 0.9;
 };
 // Returns 0, or the IERR of a bad control (-1..-5).
-static WRFGPU_HD int ros_settings(const RosControl& c, double tstart, double tend, RosSettings& o) {
+WRFGPU_HD int ros_settings(const RosControl& c, double tstart, double tend, RosSettings& o) {
   o = RosSettings();
   if (c.method < 1 || c.method > 5) return -2;
   if (c.max_no_steps > 0) o.max_no_steps = c.max_no_steps;
@@ -282,9 +286,9 @@ static WRFGPU_HD int ros_settings(const RosControl& c, double tstart, double ten
 // ros_Integrator's step-size control after an attempt with error norm err: FacMin <=
 // Hnew/H <= FacMax, no increase right after a rejection, FacRej after two. Returns true when
 // the step is accepted (T advanced; the caller copies Ynew to Y).
-static WRFGPU_HD bool ros_step_control(double err, double elo, const RosSettings& o,
-                                       int direction, double& T_, double& H,
-                                       bool& reject_last, bool& reject_more, RosStats& st) {
+WRFGPU_HD bool ros_step_control(double err, double elo, const RosSettings& o,
+                                int direction, double& T_, double& H,
+                                bool& reject_last, bool& reject_more, RosStats& st) {
   double q = o.fac_safe / pow(err, 1.0 / elo);
   q = o.fac_min > q ? o.fac_min : q;                 // MAX(FacMin, ...)
   const double fac = o.fac_max < q ? o.fac_max : q;  // MIN(FacMax, ...)
@@ -312,7 +316,7 @@ static WRFGPU_HD bool ros_step_control(double err, double elo, const RosSettings
 // <model>_Rosenbrock + ros_Integrator for one cell: integrates y (NVAR) from tstart to tend
 // with fixed species fix (NFIX) and rate constants rconst (NREACT). Returns IERR and fills st.
 template <class Mech, class T>
-static WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double tstart, double tend,
+WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double tstart, double tend,
                             const RosControl& c, RosStats& st, const RosWork<T>& w,
                             std::ptrdiff_t s) {
   const int N = Mech::NVAR;
@@ -384,5 +388,6 @@ static WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double t
   return st.status = 1;
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace kpp
 }  // namespace wrfgpu

@@ -64,6 +64,10 @@ struct TeamTables {
   const int* solve_run = nullptr;   // the solve's runs (team_solve_runs)
 };
 
+// The code below lives in the mode's inline namespace WRFGPU_PHYS_NS, as kpp_rosenbrock.h's
+// solver (wrfgpu_hd.h); the table records above are plain data.
+inline namespace WRFGPU_PHYS_NS {
+
 // The packed rate terms: rate, cst, coef (1 when null: B's coefficient where KPP writes
 // none, A's never used), fac[k*nfac ..] padded with -1. nfac <= kTeamMaxFac.
 inline std::vector<TeamRate> team_pack_rates(int n, int nfac, const int* rate, const float* cst,
@@ -181,14 +185,14 @@ struct WarpTeam {
 
 // Table reads (read-only for the whole kernel: the read-only data path on the GPU, one
 // vector load per record).
-static WRFGPU_HD int team_ldg(const int* p) {
+WRFGPU_HD int team_ldg(const int* p) {
 #ifdef __CUDA_ARCH__
   return __ldg(p);
 #else
   return *p;
 #endif
 }
-static WRFGPU_HD TeamSum team_load(const TeamSum* p) {
+WRFGPU_HD TeamSum team_load(const TeamSum* p) {
 #ifdef __CUDA_ARCH__
   const int4 v = __ldg(reinterpret_cast<const int4*>(p));
   return TeamSum{v.x, v.y, v.z, v.w};
@@ -196,7 +200,7 @@ static WRFGPU_HD TeamSum team_load(const TeamSum* p) {
   return *p;
 #endif
 }
-static WRFGPU_HD TeamTerm team_load(const TeamTerm* p) {
+WRFGPU_HD TeamTerm team_load(const TeamTerm* p) {
 #ifdef __CUDA_ARCH__
   const int2 v = __ldg(reinterpret_cast<const int2*>(p));
   return TeamTerm{v.x, __int_as_float(v.y)};
@@ -204,7 +208,7 @@ static WRFGPU_HD TeamTerm team_load(const TeamTerm* p) {
   return *p;
 #endif
 }
-static WRFGPU_HD TeamRate team_load(const TeamRate* p) {
+WRFGPU_HD TeamRate team_load(const TeamRate* p) {
 #ifdef __CUDA_ARCH__
   static_assert(kTeamMaxFac == 5, "TeamRate is two int4");
   const int4 a = __ldg(reinterpret_cast<const int4*>(p));
@@ -242,7 +246,7 @@ struct TeamWork {
 // A rate term RCT(k) [* coef] * V.. * F.. (KPP's A(k) and B(n) statements, left to right):
 // coef only for B (1 where KPP writes no coefficient: exact).
 template <class T>
-static WRFGPU_HD T team_term(const TeamRate& q, bool coef, const T* rct, const T* v) {
+WRFGPU_HD T team_term(const TeamRate& q, bool coef, const T* rct, const T* v) {
   T x = q.rate >= 0 ? rct[q.rate] : T(q.cst);
   if (coef) x = x * T(q.coef);
 #pragma unroll
@@ -254,7 +258,7 @@ static WRFGPU_HD T team_term(const TeamRate& q, bool coef, const T* rct, const T
 // sum_t c_t * x[idx_t] term by term in table order, as KPP's one-statement sum (the first
 // term alone; c = +-1 multiplies exactly).
 template <class T>
-static WRFGPU_HD T team_sum(const TeamSum& s, const TeamTerm* term, const T* x) {
+WRFGPU_HD T team_sum(const TeamSum& s, const TeamTerm* term, const T* x) {
   if (s.b == s.e) return T(0);
   TeamTerm t = team_load(term + s.b);
   T acc = T(t.c) * x[t.idx];
@@ -267,8 +271,8 @@ static WRFGPU_HD T team_sum(const TeamSum& s, const TeamTerm* term, const T* x) 
 
 // fun: A(k) = RCT(k)*V..*F..; Vdot(i) = sum Stoich(i,k)*A(k) (v holds [VAR, FIX]).
 template <class Mech, class T, class Team>
-static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
-                               T* a, T* vdot) {
+WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
+                        T* a, T* vdot) {
   tm.range(0, Mech::NREACT, [&](int k) { a[k] = team_term(team_load(tb.a_rate + k), false, rct, v); });
   tm.sync();
   tm.range(0, Mech::NVAR, [&](int m) {
@@ -280,8 +284,8 @@ static WRFGPU_HD void team_fun(const Team& tm, const TeamTables& tb, const T* v,
 
 // jac_sp: B(n) = RCT(k)*coef*V.. (one V(j) left out); JVS(n) = sum Stoich*B.
 template <class Mech, class T, class Team>
-static WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
-                               T* b, T* jvs) {
+WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v, const T* rct,
+                        T* b, T* jvs) {
   tm.range(0, tb.nb, [&](int n) { b[n] = team_term(team_load(tb.b_rate + n), true, rct, v); });
   tm.sync();
   tm.range(0, Mech::LU_NONZERO, [&](int m) {
@@ -293,7 +297,7 @@ static WRFGPU_HD void team_jac(const Team& tm, const TeamTables& tb, const T* v,
 
 // An operation {x, y} of a schedule. Plain loads: on the GPU the schedules are copied to
 // shared memory (read every level of every step, they are the latency-critical tables).
-static WRFGPU_HD void team_op(const int* ops, int i, int& x, int& y) {
+WRFGPU_HD void team_op(const int* ops, int i, int& x, int& y) {
 #ifdef __CUDA_ARCH__
   const int2 o = reinterpret_cast<const int2*>(ops)[i];
   x = o.x;
@@ -308,7 +312,7 @@ static WRFGPU_HD void team_op(const int* ops, int i, int& x, int& y) {
 // row k is eliminated, and row k is only changed while it is eliminated, so the checks see
 // the matrix as it enters; the first failing row is KPP's IER.
 template <class Mech, class T, class Team>
-static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
+WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
   const int k = tm.first(Mech::NVAR, [&](int r) {
     const T d = jvs[team_ldg(tb.lu_diag + r)];
     return !((d < T(0) ? -d : d) >= (sizeof(T) == sizeof(float) ? (T)FLT_MIN : (T)DBL_MIN));
@@ -337,7 +341,7 @@ static WRFGPU_HD int team_decomp(const Team& tm, const TeamTables& tb, T* jvs) {
 // the segments are separated by barriers. (Measured on the H100 for 28,899 warm cells: the
 // level schedule, 126 levels, 31.7 ms; lane 0 running the unrolled kpp_solve, 33.7 ms.)
 template <class T, class Team>
-static WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* jvs, T* x) {
+WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* jvs, T* x) {
   constexpr int sh = sizeof(T) == 8 ? 0 : 1;  // the runs' offsets are 8 * index
   const char* jb = reinterpret_cast<const char*>(jvs);
   char* xb = reinterpret_cast<char*>(x);
@@ -366,13 +370,13 @@ static WRFGPU_HD void team_solve(const Team& tm, const TeamTables& tb, const T* 
 
 // y := y + alpha*x over the species, skipped when alpha == 0 (WAXPY).
 template <class T, class Team>
-static WRFGPU_HD void team_waxpy(const Team& tm, int n, double alpha, const T* x, T* y) {
+WRFGPU_HD void team_waxpy(const Team& tm, int n, double alpha, const T* x, T* y) {
   if (alpha == 0.0) return;
   const T a = (T)alpha;
   tm.range(0, n, [&](int i) { y[i] = y[i] + a * x[i]; });
 }
 template <class T, class Team>
-static WRFGPU_HD void team_copy(const Team& tm, int n, const T* x, T* y) {
+WRFGPU_HD void team_copy(const Team& tm, int n, const T* x, T* y) {
   tm.range(0, n, [&](int i) { y[i] = x[i]; });
 }
 
@@ -383,10 +387,10 @@ static WRFGPU_HD void team_copy(const Team& tm, int n, const T* x, T* y) {
 // from the same y and rate constants, which gives the same Jacobian bitwise. Not counted
 // again in st.njac: KPP evaluates it once per step.
 template <class Mech, class T, class Team>
-static WRFGPU_HD bool team_prepare_matrix(const Team& tm, const TeamTables& tb, double& H,
-                                          int direction, double gam, const T* y,
-                                          const T* rconst, T* b, T* ghimj, bool& fresh,
-                                          RosStats& st) {
+WRFGPU_HD bool team_prepare_matrix(const Team& tm, const TeamTables& tb, double& H,
+                                   int direction, double gam, const T* y,
+                                   const T* rconst, T* b, T* ghimj, bool& fresh,
+                                   RosStats& st) {
   int nconsecutive = 0;
   for (;;) {
     if (!fresh) team_jac<Mech>(tm, tb, y, rconst, b, ghimj);
@@ -416,9 +420,9 @@ static WRFGPU_HD bool team_prepare_matrix(const Team& tm, const TeamTables& tb, 
 // ros_integrate for one cell by a team: y holds [VAR, FIX] (fix read only), rconst the rate
 // constants. Every member returns the same IERR and statistics.
 template <class Mech, class T, class Team>
-static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T* y,
-                                        const T* rconst, double tstart, double tend,
-                                        const RosControl& c, RosStats& st, const TeamWork<T>& w) {
+WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T* y,
+                                 const T* rconst, double tstart, double tend,
+                                 const RosControl& c, RosStats& st, const TeamWork<T>& w) {
   const int N = Mech::NVAR;
   st = RosStats();
   RosSettings o;
@@ -506,5 +510,6 @@ static WRFGPU_HD int ros_integrate_team(const Team& tm, const TeamTables& tb, T*
   return st.status = 1;
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace kpp
 }  // namespace wrfgpu

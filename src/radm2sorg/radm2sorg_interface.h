@@ -52,16 +52,6 @@ const char* state_field_name(int field);   // WRF name of a state field
 constexpr float kDens2conA = 0x1.207a58p+64f;  // 2.0787024e19 (bits 5F903D2C)
 constexpr float kDens2conW = 0x1.cfe5bep+64f;  // 3.3427333e19 (bits 5FE7F2DF)
 
-// kpp_mechd_ibu_radm2sorg.inc: N2O5 + H2O rate from relative humidity, all single precision.
-static WRFGPU_HD float rc_n2o5_sp(float t_phy, float p_phy, float qv) {
-  const float es = 1000.f * 0.6112f * expf(17.67f * (t_phy - 273.15f) / (t_phy - 29.65f));
-  const float qvs = es / (p_phy - es);
-  float rh = qv / qvs;
-  rh = rh > 0.f ? rh : 0.f;   // MAX(rh, 0.)
-  rh = rh < 1.f ? rh : 1.f;   // MIN(.., 1.)
-  return 1.0f / (3.6E4f * expf(-powf(rh / 0.28f, 2.8f)) + 300.0f);
-}
-
 // Per-cell options.
 struct CellOptions {
   float dtstepc = 0;   // chemistry time step (s)
@@ -70,8 +60,23 @@ struct CellOptions {
   bool co2_carry = false;  // keep var(ind_CO2) from the previous cell (Options::wrf_co2_carry)
 };
 
+// The per-cell code below lives in the mode's inline namespace WRFGPU_PHYS_NS (phys_strict,
+// phys_fast; wrfgpu_hd.h), as the solver and the generated mechanism; StateMap, CellOptions
+// and the constants above are shared by both modes (the dispatcher builds them).
+inline namespace WRFGPU_PHYS_NS {
+
+// kpp_mechd_ibu_radm2sorg.inc: N2O5 + H2O rate from relative humidity, all single precision.
+WRFGPU_HD float rc_n2o5_sp(float t_phy, float p_phy, float qv) {
+  const float es = 1000.f * 0.6112f * expf(17.67f * (t_phy - 273.15f) / (t_phy - 29.65f));
+  const float qvs = es / (p_phy - es);
+  float rh = qv / qvs;
+  rh = rh > 0.f ? rh : 0.f;   // MAX(rh, 0.)
+  rh = rh < 1.f ? rh : 1.f;   // MIN(.., 1.)
+  return 1.0f / (3.6E4f * expf(-powf(rh / 0.28f, 2.8f)) + 300.0f);
+}
+
 // The integrator controls of a call (RCNTRL(3) = 0.01_dp*TIME_END unless given).
-static WRFGPU_HD kpp::RosControl cell_controls(const CellOptions& opt, double& time_end) {
+WRFGPU_HD kpp::RosControl cell_controls(const CellOptions& opt, double& time_end) {
   kpp::RosControl ctl = opt.ctl;
   time_end = (double)opt.dtstepc;
   if (ctl.hstart == 0) ctl.hstart = 0.01 * time_end;
@@ -81,9 +86,9 @@ static WRFGPU_HD kpp::RosControl cell_controls(const CellOptions& opt, double& t
 // First half of run_cell: reads state/met at `cell` into this cell's KPP arrays var, fix and
 // rconst (stride s): unit conversions, FIX(M), FIX(H2O), photolysis, rc_n2o5, Update_Rconst.
 template <class T>
-static WRFGPU_HD void cell_prologue(std::size_t cell, std::size_t ncell, const float* state,
-                                    const float* met, const StateMap& map, const CellOptions& opt,
-                                    T* var, T* fix, T* rconst, std::ptrdiff_t s) {
+WRFGPU_HD void cell_prologue(std::size_t cell, std::size_t ncell, const float* state,
+                             const float* met, const StateMap& map, const CellOptions& opt,
+                             T* var, T* fix, T* rconst, std::ptrdiff_t s) {
   const float rho = met[(std::size_t)kRho * ncell + cell];
   const float qv = met[(std::size_t)kQv * ncell + cell];
   const float tphy = met[(std::size_t)kTphy * ncell + cell];
@@ -116,10 +121,10 @@ static WRFGPU_HD void cell_prologue(std::size_t cell, std::size_t ncell, const f
 // Second half of run_cell: vdrog3 from the integrated var (when p_nu0 > 1) and the store
 // back to state.
 template <class T>
-static WRFGPU_HD void cell_epilogue(std::size_t cell, std::size_t ncell, float* state,
-                                    const float* met, float* vdrog3, const StateMap& map,
-                                    const CellOptions& opt, const T* var, const T* rconst,
-                                    std::ptrdiff_t s) {
+WRFGPU_HD void cell_epilogue(std::size_t cell, std::size_t ncell, float* state,
+                             const float* met, float* vdrog3, const StateMap& map,
+                             const CellOptions& opt, const T* var, const T* rconst,
+                             std::ptrdiff_t s) {
   const float rho = met[(std::size_t)kRho * ncell + cell];
   const double conv = 1.E-6 * (double)kDens2conA * (double)rho;
   const double oconv = 1.E0 / conv;
@@ -155,7 +160,7 @@ static WRFGPU_HD void cell_epilogue(std::size_t cell, std::size_t ncell, float* 
 }
 
 // The generated team tables of the mechanism (host arrays; the GPU backend copies them).
-static inline kpp::TeamTables team_tables_host() {
+inline kpp::TeamTables team_tables_host() {
   namespace t = mech::team;
   static_assert(t::TEAM_LANES == 32, "the team schedules are made for 32 lanes");
   kpp::TeamTables tb;
@@ -209,7 +214,7 @@ static inline kpp::TeamTables team_tables_host() {
 struct TeamLayout {
   int y, ynew, fcn0, fcn, yerr, k, ghimj, ab, b, q, rct, nT;  // offsets / size in T
 };
-static WRFGPU_HD TeamLayout team_layout(int nstage) {
+WRFGPU_HD TeamLayout team_layout(int nstage) {
   const int n = mech::NVAR, nf = mech::NFIX, lu = mech::LU_NONZERO, nb = mech::team::NB;
   TeamLayout L;
   L.y = 0;
@@ -229,7 +234,7 @@ static WRFGPU_HD TeamLayout team_layout(int nstage) {
   return L;
 }
 template <class T>
-static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block) {
+WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block) {
   kpp::TeamWork<T> w;
   w.ynew = block + L.ynew;
   w.fcn0 = block + L.fcn0;
@@ -244,8 +249,8 @@ static WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block) {
 }
 
 // stats: nstp, nacc, nrej, nsng, status of each cell, field-major (both backends).
-static WRFGPU_HD void store_stats(int* stats, std::size_t ncell, std::size_t c,
-                                  const kpp::RosStats& st) {
+WRFGPU_HD void store_stats(int* stats, std::size_t ncell, std::size_t c,
+                           const kpp::RosStats& st) {
   stats[0 * ncell + c] = st.nstp;
   stats[1 * ncell + c] = st.nacc;
   stats[2 * ncell + c] = st.nrej;
@@ -256,7 +261,7 @@ static WRFGPU_HD void store_stats(int* stats, std::size_t ncell, std::size_t c,
 // One cell: reads state/met at `cell`, integrates, writes state (and vdrog3 when p_nu0 > 1).
 // var/fix/rconst/work are this cell's KPP arrays with stride s. Returns IERR.
 template <class T>
-static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state, const float* met,
+WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state, const float* met,
                        float* vdrog3, const StateMap& map, const CellOptions& opt, T* var,
                        T* fix, T* rconst, const kpp::RosWork<T>& work, std::ptrdiff_t s,
                        kpp::RosStats& st) {
@@ -268,5 +273,6 @@ static WRFGPU_HD int run_cell(std::size_t cell, std::size_t ncell, float* state,
   return ierr;
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace radm2sorg
 }  // namespace wrfgpu

@@ -35,17 +35,13 @@
 #include "wrfgpu_hd.h"
 #include "wsm5_constants.h"
 
-// The physics is instantiated in both numerical modes (wsm5_cpu.cpp is compiled with and
-// without fast math). Inline functions of the same name would be merged by the linker (ODR),
-// so a strict run could execute fast-math code: the inline namespace phys_strict/phys_fast
-// gives each mode its own symbols. Callers use the names unqualified.
-#define WRFGPU_WSM5_CAT2_(a, b) a##_##b
-#define WRFGPU_WSM5_CAT_(a, b) WRFGPU_WSM5_CAT2_(a, b)
-#define WRFGPU_WSM5_PHYS_NS WRFGPU_WSM5_CAT_(phys, WRFGPU_MODE_NS)
-
+// The physics is compiled in both numerical modes (wsm5_cpu.cpp and wsm5_gpu.cu, with and
+// without fast math): it lives in the mode's inline namespace WRFGPU_PHYS_NS (phys_strict,
+// phys_fast; wrfgpu_hd.h), as every file of impl/ and wsm5_radar.h. Callers use the names
+// unqualified.
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 template <class T>
 struct ColT {

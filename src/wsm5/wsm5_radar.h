@@ -57,7 +57,7 @@ struct RadarTables {
 // Thread-safe.
 const RadarTables& radar_tables(const Constants& c);
 
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // ---------------------------------------------------------------------------------------
 // COMPLEX*16 arithmetic as gfortran lowers it (GCC tree-complex.cc, flag_complex_method 1).

@@ -212,8 +212,8 @@ TEST(AdvectionPhysics, LimiterActiveInReferenceCases) {
     for (int j = c.d.jds + 1; j <= c.d.jde - 2; ++j)
       for (int k = 1; k <= v.ktf; ++k)
         for (int i = c.d.ids + 1; i <= c.d.ide - 2; ++i) {
-          strict::CellFaces cf = strict::pd_cell_faces(v, i, k, j);
-          float sc = strict::pd_cell_scale(v, cf, (std::size_t)s * v.sst, i, k, j);
+          CellFaces cf = pd_cell_faces(v, i, k, j);
+          float sc = pd_cell_scale(v, cf, (std::size_t)s * v.sst, i, k, j);
           limited += sc != 1.0f;
           ++total;
         }

@@ -15,9 +15,10 @@
 // min/max/fabs/copysign only (no libm function that rounds: unlike tests/wsm5/
 // test_wsm5_device.cu no common libm is needed), so every difference is one of the compiled
 // physics: an FMA contraction, a reassociation, another branch or another constant.
-// This file's copy of the physics lives in its own mode namespace
-// (wrfgpu::advection::strict_devtest): sharing the library's strict symbols would let the
-// linker keep either copy of an inline function (docs/design.md, "Numerical modes").
+// This file's copy of the physics lives in its own physics namespace
+// (wrfgpu::advection::phys_strict_devtest, from WRFGPU_MODE_NS strict_devtest): sharing the
+// library's phys_strict symbols would let the linker keep either copy of an inline function
+// (docs/design.md, "Numerical modes").
 //
 // Inputs: the WRF reference cases test_data/ref_advect_*.nc (WRF's own Fortran, every boundary
 // type: specified, nested, open, periodic, symmetric and their mixes, tiles at the corners and
@@ -73,7 +74,7 @@ using namespace wrfgpu;
 using advection::AdvectCapture;
 using advection::AdvectInputs;
 using advection::View;
-namespace P = wrfgpu::advection::WRFGPU_MODE_NS;
+namespace P = wrfgpu::advection::WRFGPU_PHYS_NS;
 
 // ---------------------------------------------------------------------------------------
 // The harness: f(item, out) for each item, on the host and in a kernel with one thread per

@@ -30,9 +30,11 @@
 // namespaces of the physics (wrfgpu::kpp_radm2sorg, wrfgpu::kpp, wrfgpu::radm2sorg) before the
 // physics headers, so the physics' unqualified calls find them before the global ones (checked
 // by Radm2sorgDeviceLibm.CloseToGlibc, which runs without a GPU). sqrt, fabs, fmin and fmax are
-// exact on both sides and stay as they are. The physics functions are static (internal
-// linkage, the headers' own design for the strict and fast builds), so this file's copy of
-// them, calling this libm, is its own and never merged with the library's.
+// exact on both sides and stay as they are. This file's copy of the physics, calling this
+// libm, lives in its own physics namespace (phys_strict_devtest, from WRFGPU_MODE_NS
+// strict_devtest, below): sharing the phys_strict symbols of the library and the host tests
+// would let the linker keep either copy of an inline function (docs/design.md, "Numerical
+// modes").
 //
 // Inputs: the bundled captures test_data/radm2sorg_{cold,warm}_40x15x20.nc (WRF-Chem's KPP
 // Fortran in a per-cell harness) and quarter_ss_chem_radm2sorg_kpp_*.nc (a call captured inside
@@ -144,6 +146,9 @@ static WRFGPU_HD float powf(float x, float y) { return (float)wrfgpu_devtest_lib
 }  // namespace radm2sorg
 }  // namespace wrfgpu
 
+// This file's copy of the physics: its own namespace (see above).
+#undef WRFGPU_MODE_NS
+#define WRFGPU_MODE_NS strict_devtest
 #include "radm2sorg.h"
 
 namespace {

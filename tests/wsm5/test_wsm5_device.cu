@@ -23,10 +23,10 @@
 // them before the global ones; qualified calls (std::sqrt and std::log of a std::complex, in
 // wsm5_radar.h's host branch of c_sqrt and c_log) are not redirected. sqrtf/sqrt, fabsf/fabs,
 // fma, copysign and lroundf are exact on both sides and stay as they are.
-// This file's copy of the physics therefore lives in its own inline namespace
-// (phys_strict_samelibm): sharing phys_strict's symbols with the host tests and the library
-// would let the linker keep either copy of an inline function (docs/design.md, "Numerical
-// modes").
+// This file's copy of the physics therefore lives in its own physics namespace
+// (phys_strict_samelibm, from WRFGPU_MODE_NS strict_samelibm, below): sharing phys_strict's
+// symbols with the host tests and the library would let the linker keep either copy of an
+// inline function (docs/design.md, "Numerical modes").
 //
 // Radar: c_sqrt and c_log are glibc's csqrt/clog on the host and the ports csqrt_port/clog_port
 // on the device by design (wsm5_radar.h). The ports are compared bitwise by calling them on

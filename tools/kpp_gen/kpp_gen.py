@@ -969,7 +969,7 @@ class Gen:
                     decl.append("  %s %s = 0;" % ({"i": "int", "s": "float", "d": "double"}[k], v))
             scope[name] = (name + "_", "d")
             lines = ["// #INLINE F90_RATES function %s (%s:%d), translated" % (name.upper(), where[0], where[1]),
-                     "static WRFGPU_HD double kpp_%s(%s) {" % (name, ", ".join("double " + a for a in args)),
+                     "WRFGPU_HD double kpp_%s(%s) {" % (name, ", ".join("double " + a for a in args)),
                      "  double %s_ = 0;" % name] + decl
             for w, lhs, rhs in body:
                 if lhs not in scope:
@@ -996,7 +996,7 @@ class Gen:
             pass
         out = [self.head, "#pragma once", "#include <cmath>", "#include <cstddef>",
                '#include "wrfgpu_hd.h"', '#include "%s_parameters.h"' % m.model.lower(), "",
-               "namespace wrfgpu {", "namespace %s {" % self.ns, "", RATE_LAW_CODE, ""]
+               "namespace wrfgpu {", "namespace %s {" % self.ns, PHYS_OPEN, "", RATE_LAW_CODE, ""]
         out += fdefs
         out += ["",
                 "// update_rconst: RCONST(1:NREACT) as KPP's %s_Update_RCONST (GenerateUpdateRconstWRF)." % m.model,
@@ -1017,21 +1017,24 @@ class Gen:
             else:
                 out.append(body[i])
                 i += 1
-        out += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        out += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(out)
 
     # -- parameters -------------------------------------------------------------------
     def parameters(self, wrf):
         m = self.m
         o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"', "",
-             "// The generated functions have internal linkage (static): every translation unit",
-             "// (strict and fast builds) keeps its own copy, never merged by the linker. The big ones",
-             "// are not inlined into GPU kernels (each gets its own register allocation).",
+             "// The generated code (rate laws, update_rconst, fun, jac_sp, kpp_decomp, kpp_solve,",
+             "// Mechanism) lives in the mode's inline namespace WRFGPU_PHYS_NS (phys_strict, phys_fast;",
+             "// wrfgpu_hd.h): the strict and the fast builds keep their own copies, never merged by the",
+             "// linker. The sizes and tables (this file, the team tables) are data, shared by both.",
+             "// WRFGPU_KPP_BIG marks the big functions (templates): not inlined into GPU kernels (each",
+             "// gets its own register allocation).",
              "#ifndef WRFGPU_KPP_BIG",
              "#if defined(__CUDACC__)",
-             "#define WRFGPU_KPP_BIG static __host__ __device__ __noinline__",
+             "#define WRFGPU_KPP_BIG __host__ __device__ __noinline__",
              "#else",
-             "#define WRFGPU_KPP_BIG static inline",
+             "#define WRFGPU_KPP_BIG inline",
              "#endif",
              "#endif", "",
              "namespace wrfgpu {", "namespace %s {" % self.ns, ""]
@@ -1156,7 +1159,8 @@ class Gen:
     def fun_gather(self):
         m = self.m
         o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
-             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns,
+             PHYS_OPEN, "",
              "// fun: time derivative of the variable species, aggregate form",
              "// (KPP gen.c GenerateFun -> %s_Fun: A(j) = RCT(j)*V..*F..; Vdot(i) = sum over j of" % m.model,
              "// Stoich(i,j)*A(j) in j order, one statement per species as KPP writes it).",
@@ -1174,13 +1178,14 @@ class Gen:
                 if c != 0.0:
                     terms.append(self.term(c, "a%d" % k, not terms))
             o.append("  vdot[%d * s] = %s;  // %s" % (i, "".join(terms) if terms else "T(0)", m.names[i]))
-        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
 
     def jac_gather(self):
         m = self.m
         o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
-             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns,
+             PHYS_OPEN, "",
              "// jac_sp: the Jacobian d(vdot)/d(v) in the LU sparsity layout, fill-in entries zero",
              "// (KPP gen.c GenerateJac -> %s_Jac_SP: B(n) = dA(k)/dV(j); JVS(i,j) = sum over k of" % m.model,
              "// Stoich(i,k)*B(k,j) in k order). b<n> is KPP's B(n+1).",
@@ -1202,7 +1207,7 @@ class Gen:
                     if c != 0.0 and (k, j) in bidx:
                         terms.append(self.term(c, "b%d" % bidx[(k, j)], not terms))
             o.append("  jvs[%d * s] = %s;  // J(%s,%s)" % (n, "".join(terms) if terms else "T(0)", m.names[i], m.names[j]))
-        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
 
     def bindex(self):
@@ -1231,7 +1236,8 @@ class Gen:
     def fun_scatter(self):
         m = self.m
         o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
-             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns,
+             PHYS_OPEN, "",
              "// fun: time derivative of the variable species, aggregate form",
              "// (KPP gen.c GenerateFun -> %s_Fun: A(j) = RCT(j)*V..*F..; Vdot(i) = sum over j of" % m.model,
              "// Stoich(i,j)*A(j) in j order). Written reaction by reaction: each Vdot(i) receives its",
@@ -1255,14 +1261,15 @@ class Gen:
                 if c != 0.0:
                     self.scatter(o, "vdot[%d * s]" % i, c, "a%d" % k, assigned)
             o.append("  }")
-        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
 
     # -- jac_sp (scatter) ----------------------------------------------------------------
     def jac_scatter(self):
         m = self.m
         o = [self.head, "#pragma once", "#include <cstddef>", '#include "wrfgpu_hd.h"',
-             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns,
+             PHYS_OPEN, "",
              "// jac_sp: the Jacobian d(vdot)/d(v) in the LU sparsity layout, fill-in entries zero",
              "// (KPP gen.c GenerateJac -> %s_Jac_SP: B(n) = dA(k)/dV(j); JVS(i,j) = sum over k of" % m.model,
              "// Stoich(i,k)*B(k,j) in k order). b<n> is KPP's B(n+1); written reaction by reaction,",
@@ -1307,14 +1314,15 @@ class Gen:
                     if c != 0.0 and m.L[i][j]:
                         self.scatter(o, "jvs[%d * s]" % m.pos[(i, j)], c, b, assigned)
                 o.append("  }")
-        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
 
     # -- decomp / solve -----------------------------------------------------------------
     def linalg(self):
         m = self.m
         o = [self.head, "#pragma once", "#include <cstddef>", "#include <cfloat>", '#include "wrfgpu_hd.h"',
-             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
+             '#include "%s_parameters.h"' % m.model.lower(), "", "namespace wrfgpu {", "namespace %s {" % self.ns,
+             PHYS_OPEN, "",
              "template <class T> struct KppTiny;  // Fortran TINY(a)",
              "template <> struct KppTiny<double> { static constexpr double value = DBL_MIN; };",
              "template <> struct KppTiny<float> { static constexpr float value = FLT_MIN; };",
@@ -1379,10 +1387,10 @@ class Gen:
             if b < e:
                 t = "(%s)" % t
             o.append("  x[%d * s] = %s / jvs[%d * s];" % (i, t, diag[i]))
-        o += ["}", "", "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         # helper
         o.insert(o.index("template <class T> struct KppTiny;  // Fortran TINY(a)"),
-                 "template <class T>\nstatic WRFGPU_HD T kpp_abs_lu(T x) { return x < T(0) ? -x : x; }\n")
+                 "template <class T>\nWRFGPU_HD T kpp_abs_lu(T x) { return x < T(0) ? -x : x; }\n")
         return "\n".join(o)
 
     # -- tables for the team (warp-per-cell) solver -------------------------------------
@@ -1616,9 +1624,9 @@ class Gen:
         for part in ("parameters", "rates", "function", "jacobian", "linalg", "team"):
             o.append('#include "%s_%s.h"' % (mdl, part))
         o += ["", "namespace wrfgpu {", "namespace %s {" % self.ns, "",
-              "// The mechanism as the Rosenbrock solver sees it (kpp_rosenbrock.h); in an unnamed",
-              "// namespace so that each translation unit (strict, fast) has its own.",
-              "namespace {",
+              "// The mechanism as the Rosenbrock solver sees it (kpp_rosenbrock.h), in the mode's",
+              "// namespace as the functions it calls.",
+              PHYS_OPEN,
               "struct Mechanism {",
               "  static constexpr int NVAR = %s::NVAR, NFIX = %s::NFIX, NREACT = %s::NREACT;" % ((self.ns,) * 3),
               "  static constexpr int LU_NONZERO = %s::LU_NONZERO;" % self.ns,
@@ -1640,18 +1648,22 @@ class Gen:
               "    switch (i) {"]
         for i in range(m.nvar):
             o.append("      case %d: return %d;" % (i, m.lu_diag[i]))
-        o += ["      default: return -1;", "    }", "  }", "};", "}  // namespace", "",
+        o += ["      default: return -1;", "    }", "  }", "};", PHYS_CLOSE, "",
               "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
 
 
+# The generated code's namespace: the mode's (wrfgpu_hd.h, docs/design.md "Numerical modes").
+PHYS_OPEN = "inline namespace WRFGPU_PHYS_NS {"
+PHYS_CLOSE = "}  // inline namespace phys_<mode>"
+
 RATE_LAW_CODE = r"""// Rate laws of WRF-Chem's KPP (chem/KPP/kpp/kpp-2.1/util/WRF_conform/WRFUserRateLaws.f90),
 // all arguments and results REAL(dp). Rewritten, same operations in the same order.
-static WRFGPU_HD double kpp_arr(double A0, double B0, double C0, double TEMP) {
+WRFGPU_HD double kpp_arr(double A0, double B0, double C0, double TEMP) {
   return A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
 }
-static WRFGPU_HD double kpp_arr2(double A0, double B0, double TEMP) { return A0 * exp(-B0 / TEMP); }
-static WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, double A3, double C3,
+WRFGPU_HD double kpp_arr2(double A0, double B0, double TEMP) { return A0 * exp(-B0 / TEMP); }
+WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, double A3, double C3,
                          double TEMP, double cair) {
   double K0 = A0 * exp(-C0 / TEMP);
   double K2 = A2 * exp(-C2 / TEMP);
@@ -1659,12 +1671,12 @@ static WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, doub
   K3 = K3 * cair;
   return K0 + K3 / (1.0 + K3 / K2);
 }
-static WRFGPU_HD double kpp_ep3(double A1, double C1, double A2, double C2, double TEMP, double cair) {
+WRFGPU_HD double kpp_ep3(double A1, double C1, double A2, double C2, double TEMP, double cair) {
   double K1 = A1 * exp(-C1 / TEMP);
   double K2 = A2 * exp(-C2 / TEMP);
   return K1 + K2 * cair;
 }
-static WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, double B1, double C1,
+WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, double B1, double C1,
                           double CF, double TEMP, double cair) {
   double K0 = A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
   double K1 = A1 * exp(-B1 / TEMP) * pow(TEMP / 300.0, C1);
@@ -1673,7 +1685,7 @@ static WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, dou
   double l = log10(K1);
   return (K0 / (1.0 + K1)) * pow(CF, 1.0 / (1.0 + l * l));
 }
-static WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, double B1, double C1,
+WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, double B1, double C1,
                         double CF, double CN, double TEMP, double cair) {
   double K0 = A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
   double K1 = A1 * exp(-B1 / TEMP) * pow(TEMP / 300.0, C1);
@@ -1682,7 +1694,7 @@ static WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, doubl
   double l = log10(K1) / CN;
   return (K0 / (1.0 + K1)) * pow(CF, 1.0 / (1.0 + l * l));
 }
-static WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, double m, double temp,
+WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, double m, double temp,
                           double cair) {
   double zt_help = 300.0 / temp;
   double k0_T = k0_300K * pow(zt_help, n) * cair;
@@ -1691,7 +1703,7 @@ static WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, dou
   double l = log10(k_ratio);
   return k0_T / (1.0 + k_ratio) * pow(0.6, 1.0 / (1.0 + l * l));
 }
-static WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, double kinf_300K,
+WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, double kinf_300K,
                            double m, double temp, double cair) {
   double zt_help = 300.0 / temp;
   double k0_T = k0_300K * pow(zt_help, n) * cair;
@@ -1701,12 +1713,12 @@ static WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, 
   double troe = k0_T / (1.0 + k_ratio) * pow(0.6, 1.0 / (1.0 + l * l));
   return A * exp(-B / temp) * troe;
 }
-static WRFGPU_HD double kpp_thermal_t2(double c, double d, double temp) {
+WRFGPU_HD double kpp_thermal_t2(double c, double d, double temp) {
   return pow(temp, 2.0) * c * exp(-d / temp);
 }
 // Fortran x**n for integer n (gfortran/libgcc __powidf2: binary powering).
 template <class X>
-static WRFGPU_HD X kpp_powi(X x, int m) {
+WRFGPU_HD X kpp_powi(X x, int m) {
   unsigned n = m < 0 ? -(unsigned)m : (unsigned)m;
   X y = (n % 2) ? x : X(1);
   while (n >>= 1) {
@@ -1716,9 +1728,9 @@ static WRFGPU_HD X kpp_powi(X x, int m) {
   return m < 0 ? X(1) / y : y;
 }
 template <class X>
-static WRFGPU_HD X kpp_max(X a, X b) { return a > b ? a : b; }
+WRFGPU_HD X kpp_max(X a, X b) { return a > b ? a : b; }
 template <class X>
-static WRFGPU_HD X kpp_min(X a, X b) { return a < b ? a : b; }"""
+WRFGPU_HD X kpp_min(X a, X b) { return a < b ? a : b; }"""
 
 
 def generate(mech_dir, model, out_dir, stats=False, form="gather", decomp_form="registers"):

@@ -9,6 +9,7 @@
 
 namespace wrfgpu {
 namespace kpp_radm2sorg {
+inline namespace WRFGPU_PHYS_NS {
 
 // fun: time derivative of the variable species, aggregate form
 // (KPP gen.c GenerateFun -> radm2sorg_Fun: A(j) = RCT(j)*V..*F..; Vdot(i) = sum over j of
@@ -234,5 +235,6 @@ WRFGPU_KPP_BIG void fun(const T* v, const T* f, const T* rct, T* vdot, std::ptrd
   vdot[58 * s] = -a0 + a4 + T(0.65f) * a5 + a7 + a20 - a22 + a25 + a28 - a29 + a30 + T(2.0f) * a35 - a36 + T(2.0f) * a37 - a40 + a41 - a43 + a45 + a70 - a72 + a73 - a74 + a75 + a76 + T(0.964f) * a77 + T(0.92f) * a78 + T(0.76f) * a79 + a80 + a81 + a82 + a83 + a84 + a85 + a86 + a87 + a88 + T(2.0f) * a89 + a147 - a148 + a153 + a154 + T(2.0f) * a155;  // NO2
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace kpp_radm2sorg
 }  // namespace wrfgpu

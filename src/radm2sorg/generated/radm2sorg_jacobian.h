@@ -9,6 +9,7 @@
 
 namespace wrfgpu {
 namespace kpp_radm2sorg {
+inline namespace WRFGPU_PHYS_NS {
 
 // jac_sp: the Jacobian d(vdot)/d(v) in the LU sparsity layout, fill-in entries zero
 // (KPP gen.c GenerateJac -> radm2sorg_Jac_SP: B(n) = dA(k)/dV(j); JVS(i,j) = sum over k of
@@ -952,5 +953,6 @@ WRFGPU_KPP_BIG void jac_sp(const T* v, const T* f, const T* rct, T* jvs, std::pt
   jvs[658 * s] = -b0 - b24 - b38 - b50 - b58 - b62 - b120 - b123 - b267;  // J(NO2,NO2)
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace kpp_radm2sorg
 }  // namespace wrfgpu

@@ -10,9 +10,10 @@
 
 namespace wrfgpu {
 namespace kpp_radm2sorg {
+inline namespace WRFGPU_PHYS_NS {
 
 template <class T>
-static WRFGPU_HD T kpp_abs_lu(T x) { return x < T(0) ? -x : x; }
+WRFGPU_HD T kpp_abs_lu(T x) { return x < T(0) ? -x : x; }
 
 template <class T> struct KppTiny;  // Fortran TINY(a)
 template <> struct KppTiny<double> { static constexpr double value = DBL_MIN; };
@@ -3631,5 +3632,6 @@ WRFGPU_KPP_BIG void kpp_solve(const T* jvs, T* x, std::ptrdiff_t s) {
   x[0 * s] = (x[0 * s] - jvs[1 * s] * x[4 * s] - jvs[2 * s] * x[52 * s]) / jvs[0 * s];
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace kpp_radm2sorg
 }  // namespace wrfgpu

@@ -15,9 +15,9 @@
 namespace wrfgpu {
 namespace kpp_radm2sorg {
 
-// The mechanism as the Rosenbrock solver sees it (kpp_rosenbrock.h); in an unnamed
-// namespace so that each translation unit (strict, fast) has its own.
-namespace {
+// The mechanism as the Rosenbrock solver sees it (kpp_rosenbrock.h), in the mode's
+// namespace as the functions it calls.
+inline namespace WRFGPU_PHYS_NS {
 struct Mechanism {
   static constexpr int NVAR = kpp_radm2sorg::NVAR, NFIX = kpp_radm2sorg::NFIX, NREACT = kpp_radm2sorg::NREACT;
   static constexpr int LU_NONZERO = kpp_radm2sorg::LU_NONZERO;
@@ -100,7 +100,7 @@ struct Mechanism {
     }
   }
 };
-}  // namespace
+}  // inline namespace phys_<mode>
 
 }  // namespace kpp_radm2sorg
 }  // namespace wrfgpu

@@ -6,14 +6,17 @@
 #include <cstddef>
 #include "wrfgpu_hd.h"
 
-// The generated functions have internal linkage (static): every translation unit
-// (strict and fast builds) keeps its own copy, never merged by the linker. The big ones
-// are not inlined into GPU kernels (each gets its own register allocation).
+// The generated code (rate laws, update_rconst, fun, jac_sp, kpp_decomp, kpp_solve,
+// Mechanism) lives in the mode's inline namespace WRFGPU_PHYS_NS (phys_strict, phys_fast;
+// wrfgpu_hd.h): the strict and the fast builds keep their own copies, never merged by the
+// linker. The sizes and tables (this file, the team tables) are data, shared by both.
+// WRFGPU_KPP_BIG marks the big functions (templates): not inlined into GPU kernels (each
+// gets its own register allocation).
 #ifndef WRFGPU_KPP_BIG
 #if defined(__CUDACC__)
-#define WRFGPU_KPP_BIG static __host__ __device__ __noinline__
+#define WRFGPU_KPP_BIG __host__ __device__ __noinline__
 #else
-#define WRFGPU_KPP_BIG static inline
+#define WRFGPU_KPP_BIG inline
 #endif
 #endif
 

@@ -10,14 +10,15 @@
 
 namespace wrfgpu {
 namespace kpp_radm2sorg {
+inline namespace WRFGPU_PHYS_NS {
 
 // Rate laws of WRF-Chem's KPP (chem/KPP/kpp/kpp-2.1/util/WRF_conform/WRFUserRateLaws.f90),
 // all arguments and results REAL(dp). Rewritten, same operations in the same order.
-static WRFGPU_HD double kpp_arr(double A0, double B0, double C0, double TEMP) {
+WRFGPU_HD double kpp_arr(double A0, double B0, double C0, double TEMP) {
   return A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
 }
-static WRFGPU_HD double kpp_arr2(double A0, double B0, double TEMP) { return A0 * exp(-B0 / TEMP); }
-static WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, double A3, double C3,
+WRFGPU_HD double kpp_arr2(double A0, double B0, double TEMP) { return A0 * exp(-B0 / TEMP); }
+WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, double A3, double C3,
                          double TEMP, double cair) {
   double K0 = A0 * exp(-C0 / TEMP);
   double K2 = A2 * exp(-C2 / TEMP);
@@ -25,12 +26,12 @@ static WRFGPU_HD double kpp_ep2(double A0, double C0, double A2, double C2, doub
   K3 = K3 * cair;
   return K0 + K3 / (1.0 + K3 / K2);
 }
-static WRFGPU_HD double kpp_ep3(double A1, double C1, double A2, double C2, double TEMP, double cair) {
+WRFGPU_HD double kpp_ep3(double A1, double C1, double A2, double C2, double TEMP, double cair) {
   double K1 = A1 * exp(-C1 / TEMP);
   double K2 = A2 * exp(-C2 / TEMP);
   return K1 + K2 * cair;
 }
-static WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, double B1, double C1,
+WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, double B1, double C1,
                           double CF, double TEMP, double cair) {
   double K0 = A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
   double K1 = A1 * exp(-B1 / TEMP) * pow(TEMP / 300.0, C1);
@@ -39,7 +40,7 @@ static WRFGPU_HD double kpp_fall(double A0, double B0, double C0, double A1, dou
   double l = log10(K1);
   return (K0 / (1.0 + K1)) * pow(CF, 1.0 / (1.0 + l * l));
 }
-static WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, double B1, double C1,
+WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, double B1, double C1,
                         double CF, double CN, double TEMP, double cair) {
   double K0 = A0 * exp(-B0 / TEMP) * pow(TEMP / 300.0, C0);
   double K1 = A1 * exp(-B1 / TEMP) * pow(TEMP / 300.0, C1);
@@ -48,7 +49,7 @@ static WRFGPU_HD double kpp_f2(double A0, double B0, double C0, double A1, doubl
   double l = log10(K1) / CN;
   return (K0 / (1.0 + K1)) * pow(CF, 1.0 / (1.0 + l * l));
 }
-static WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, double m, double temp,
+WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, double m, double temp,
                           double cair) {
   double zt_help = 300.0 / temp;
   double k0_T = k0_300K * pow(zt_help, n) * cair;
@@ -57,7 +58,7 @@ static WRFGPU_HD double kpp_troe(double k0_300K, double n, double kinf_300K, dou
   double l = log10(k_ratio);
   return k0_T / (1.0 + k_ratio) * pow(0.6, 1.0 / (1.0 + l * l));
 }
-static WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, double kinf_300K,
+WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, double kinf_300K,
                            double m, double temp, double cair) {
   double zt_help = 300.0 / temp;
   double k0_T = k0_300K * pow(zt_help, n) * cair;
@@ -67,12 +68,12 @@ static WRFGPU_HD double kpp_troee(double A, double B, double k0_300K, double n, 
   double troe = k0_T / (1.0 + k_ratio) * pow(0.6, 1.0 / (1.0 + l * l));
   return A * exp(-B / temp) * troe;
 }
-static WRFGPU_HD double kpp_thermal_t2(double c, double d, double temp) {
+WRFGPU_HD double kpp_thermal_t2(double c, double d, double temp) {
   return pow(temp, 2.0) * c * exp(-d / temp);
 }
 // Fortran x**n for integer n (gfortran/libgcc __powidf2: binary powering).
 template <class X>
-static WRFGPU_HD X kpp_powi(X x, int m) {
+WRFGPU_HD X kpp_powi(X x, int m) {
   unsigned n = m < 0 ? -(unsigned)m : (unsigned)m;
   X y = (n % 2) ? x : X(1);
   while (n >>= 1) {
@@ -82,12 +83,12 @@ static WRFGPU_HD X kpp_powi(X x, int m) {
   return m < 0 ? X(1) / y : y;
 }
 template <class X>
-static WRFGPU_HD X kpp_max(X a, X b) { return a > b ? a : b; }
+WRFGPU_HD X kpp_max(X a, X b) { return a > b ? a : b; }
 template <class X>
-static WRFGPU_HD X kpp_min(X a, X b) { return a < b ? a : b; }
+WRFGPU_HD X kpp_min(X a, X b) { return a < b ? a : b; }
 
 // #INLINE F90_RATES function K46 (radm2sorg.def:9), translated
-static WRFGPU_HD double kpp_k46(double temp, double c_m) {
+WRFGPU_HD double kpp_k46(double temp, double c_m) {
   double k46_ = 0;
   double k0 = 0;
   double k2 = 0;
@@ -421,5 +422,6 @@ WRFGPU_KPP_BIG void update_rconst(const double* j, const double* extra, double C
   rconst[155 * s] = T((double)kpp_arr2((double)3.6e-16, (double)(-220.0), (double)TEMP));
 }
 
+}  // inline namespace phys_<mode>
 }  // namespace kpp_radm2sorg
 }  // namespace wrfgpu

@@ -12,7 +12,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // Cold rain processes (l.938-1059): psaci, psacw, pidep, psdep, pigen, psaut (T<T0) and
 // psevp (T>T0), with the ifsat saturation guard.

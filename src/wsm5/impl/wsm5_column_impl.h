@@ -16,7 +16,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // Number of minor loops and their length (l.488-490).
 WRFGPU_HD int minor_loops(float delt) {

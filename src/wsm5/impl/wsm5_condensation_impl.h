@@ -13,7 +13,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // pcond: condensation/evaporation of cloud water, saturation adjustment [HL A46] [RH83 A6]
 // (l.1158-1171), with qs1 recomputed from the updated t (l.1143-1151).

@@ -14,7 +14,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // Mass-conservation limiting of the rates and update of q, qc, qr, qi, qs, t (l.1066-1185).
 WRFGPU_HD void limit_and_update(const Constants& c, float dtcld, float cpm, float xl, Rates& r,

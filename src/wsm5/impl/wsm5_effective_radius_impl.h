@@ -12,7 +12,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // ---------------------------------------------------------------------------------------
 // effectRad_wsm5 (l.1903-1998) as called from wsm5 (l.219-238): effective radii of cloud

@@ -13,7 +13,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // venfac inlined in the psmlt loop (l.705-711), evaluation order as written there.
 WRFGPU_HD float venfac_psmlt(const Constants& c, float t, float den, float p) {

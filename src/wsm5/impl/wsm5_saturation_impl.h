@@ -16,7 +16,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // ---------------------------------------------------------------------------------------
 // Saturation: wsm52D's inline expansion of fpvs (l.548-606, WSM_NO_CONDITIONAL_IN_VECTOR

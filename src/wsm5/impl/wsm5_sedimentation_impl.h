@@ -16,7 +16,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // ---------------------------------------------------------------------------------------
 // nislfv_rain_plm (l.1417-1653): forward semi-Lagrangian sedimentation with a monotone

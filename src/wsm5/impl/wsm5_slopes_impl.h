@@ -15,7 +15,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // ---------------------------------------------------------------------------------------
 // Slopes of the size distributions and mass-weighted fall speeds.

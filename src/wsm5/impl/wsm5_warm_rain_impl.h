@@ -12,7 +12,7 @@
 
 namespace wrfgpu {
 namespace wsm5 {
-inline namespace WRFGPU_WSM5_PHYS_NS {
+inline namespace WRFGPU_PHYS_NS {
 
 // Warm rain processes (l.884-924): praut [HDC 16], pracw [HL A40], prevp [HDC 14].
 WRFGPU_HD void warm_rain(const Constants& c, float dtcld, float q, float qc, float qr,
