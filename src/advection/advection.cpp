@@ -131,7 +131,7 @@ View cpu_view(const Prepared& p) {
   return v;
 }
 
-static Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = false) {
+Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
   const WrfDims& d = in.dims;
   const AdvectFlags& fl = in.flags;
   // ---- options WRF supports that this port does not --------------------------------------

@@ -90,6 +90,11 @@ struct Prepared {
 // packing found one, before anything is written.
 std::string first_bad_tracer(const Prepared& p);
 
+// The checks and the boundary rule of one call (advection.cpp): bad input throws InputError;
+// defer_tracers leaves the tracers' NaN/Inf scan to the GPU backend's packing. The device tests
+// build their Views through it and cpu_view.
+Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = false);
+
 // A View of the caller's arrays (CPU backend).
 View cpu_view(const Prepared& p);
 

@@ -25,8 +25,8 @@
 // inside), three synthetic cases of advection_synth.h (Courant number beyond 1 with a negative
 // time step, open boundaries with a corner tile, symmetric boundaries) and, for the tendency
 // and block tests, the WRF captures of em_quarter_ss and the 2-D squall line. The View of a
-// case is built as the CPU backend builds it (advection.cpp, prepare and cpu_view); as a check
-// of that, the host half of the tendency tests reproduces WRF's tendency of every capture.
+// case is the CPU backend's own (advection.cpp's prepare and cpu_view); the host half of the
+// tendency tests reproduces WRF's tendency of every capture.
 //
 // Run alone:  bin/wrfgpu_tests --gtest_filter='AdvectionDevice.*'
 // Under compute-sanitizer (memcheck, racecheck, initcheck, synccheck):
@@ -54,6 +54,7 @@
 #include "advection_capture.h"
 #include "advection_synth.h"
 #include "cuda_util.h"
+#include "device_harness.h"
 #include "errors.h"
 #include "test_util.h"
 
@@ -62,6 +63,7 @@
 #define WRFGPU_MODE_NS strict_devtest
 #include "advection_physics.h"
 #include "advection_tile.h"
+#include "advection_impl.h"  // prepare, cpu_view: the library's own View of a case
 
 #ifdef WRFGPU_DEVICE_TEST_DRY_RUN
 #undef WRFGPU_REQUIRE_GPU
@@ -77,164 +79,20 @@ using advection::View;
 namespace P = wrfgpu::advection::WRFGPU_PHYS_NS;
 
 // ---------------------------------------------------------------------------------------
-// The harness: f(item, out) for each item, on the host and in a kernel with one thread per
-// item; the functor carries the host's or the device's pointers.
-
-// Device copies of host arrays, freed with the arena.
-class DevArena {
- public:
-  DevArena() = default;
-  DevArena(const DevArena&) = delete;
-  DevArena& operator=(const DevArena&) = delete;
-  ~DevArena() {
-    for (void* p : p_) {
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-      std::free(p);
-#else
-      cudaFree(p);
-#endif
-    }
-  }
-  template <class T>
-  T* copy(const T* h, std::size_t n) {
-    if (!h) return nullptr;
-    T* d = alloc<T>(n);
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-    std::memcpy(d, h, n * sizeof(T));
-#else
-    WRFGPU_CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
-#endif
-    return d;
-  }
-  template <class T>
-  T* copy(const std::vector<T>& h) {
-    return copy(h.data(), h.size());
-  }
-  // zero-filled, or (uninitialised) left as it comes: work that the physics must write before
-  // it reads it, so that compute-sanitizer's initcheck sees a read before a write
-  template <class T>
-  T* alloc(std::size_t n, bool zero = true) {
-    void* d = nullptr;
-    const std::size_t bytes = std::max<std::size_t>(n, 1) * sizeof(T);
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-    d = std::malloc(bytes);
-    std::memset(d, zero ? 0 : 0xff, bytes);  // uninitialised: NaN bits
-#else
-    WRFGPU_CUDA_CHECK(cudaMalloc(&d, bytes));
-    if (zero) WRFGPU_CUDA_CHECK(cudaMemset(d, 0, bytes));
-#endif
-    p_.push_back(d);
-    return static_cast<T*>(d);
-  }
-  template <class T>
-  void back(T* h, const T* d, std::size_t n) {
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-    std::memcpy(h, d, n * sizeof(T));
-#else
-    WRFGPU_CUDA_CHECK(cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost));
-#endif
-  }
-
- private:
-  std::vector<void*> p_;
-};
-
+// The harness (tests/device_harness.h), for float results, 128 threads a block.
+using wrfgpu_devtest::DevArena;
+using wrfgpu_devtest::Describe;
+using wrfgpu_devtest::hexbits;
+using Both = wrfgpu_devtest::Both<float>;
 template <class F>
-__global__ void k_items(F f, int n, float* out, int nout) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  f(i, out ? out + (std::size_t)i * nout : nullptr);
-}
-
-// f over items 0..n-1 on the device (the dry run: on the host).
-template <class F>
-void launch(const F& f, int n, float* out, int nout) {
-  if (n <= 0) return;
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-  for (int i = 0; i < n; ++i) f(i, out ? out + (std::size_t)i * nout : nullptr);
-#else
-  const int block = 128;
-  k_items<<<(n + block - 1) / block, block>>>(f, n, out, nout);
-  WRFGPU_CUDA_CHECK(cudaGetLastError());
-  WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
-}
-
-struct Both {
-  std::vector<float> host, dev;
-  int nout = 0;
-};
-
-// n items of nout outputs: fh on the host, fd (the same functor with device pointers) on the GPU.
+void launch(const F& f, int n, float* out, int nout) { wrfgpu_devtest::launch(f, n, out, nout, 128); }
 template <class F>
 Both run_both(const F& fh, const F& fd, int n, int nout) {
-  Both r;
-  r.nout = nout;
-  r.host.assign((std::size_t)n * nout, 0.f);
-  r.dev.assign((std::size_t)n * nout, 0.f);
-  for (int i = 0; i < n; ++i) fh(i, r.host.data() + (std::size_t)i * nout);
-  DevArena a;
-  float* dout = a.alloc<float>(r.dev.size());
-  launch(fd, n, dout, nout);
-  a.back(r.dev.data(), dout, r.dev.size());
-  return r;
+  return wrfgpu_devtest::run_both<float>(fh, fd, n, nout, 128);
 }
-
-std::string hexbits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08" PRIx32, u);
-  return b;
-}
-std::string num(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", x);
-  return b;
-}
-
-// What output j of item i is, with the inputs it was computed from (for the failure message).
-using Describe = std::function<std::string(int item, int j)>;
-
-// The host's and the GPU's results have the same bits, with two exceptions: two NaNs (the GPU's
-// canonical NaN is not x86's) and zeros of opposite sign, counted and printed.
-// wmin(a, b) = b < a ? b : a may be compiled by nvcc to PTX min.f32, which orders -0 below +0
-// where the C expression returns a (tests/wsm5/test_wsm5_device.cu saw it for WSM5's fmin2);
-// the scheme adds eps before it divides, so a zero's sign never changes another result, but it
-// is not the host's bit pattern, hence the message. skip(item, j) leaves a result out.
-::testing::AssertionResult same_bits(const Both& r, const Describe& what,
-                                     const std::function<bool(int, int)>& skip = nullptr) {
-  std::size_t ndiff = 0, first = 0, compared = 0, signed_zeros = 0, first_zero = 0;
-  for (std::size_t q = 0; q < r.host.size(); ++q) {
-    if (skip && skip((int)(q / r.nout), (int)(q % r.nout))) continue;
-    ++compared;
-    if (std::memcmp(&r.host[q], &r.dev[q], sizeof(float)) == 0) continue;
-    if (std::isnan(r.host[q]) && std::isnan(r.dev[q])) continue;
-    if (r.host[q] == 0.f && r.dev[q] == 0.f) {
-      if (signed_zeros++ == 0) first_zero = q;
-      continue;
-    }
-    if (ndiff++ == 0) first = q;
-  }
-  if (signed_zeros)
-    std::printf("%zu of %zu results are zeros of opposite sign on the host and the GPU; first: %s: "
-                "host %s, GPU %s\n",
-                signed_zeros, compared, what((int)(first_zero / r.nout), (int)(first_zero % r.nout)).c_str(),
-                hexbits(r.host[first_zero]).c_str(), hexbits(r.dev[first_zero]).c_str());
-  if (compared == 0) return ::testing::AssertionFailure() << "nothing compared";
-  if (ndiff == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << ndiff << " of " << compared << " results differ; first: "
-         << what((int)(first / r.nout), (int)(first % r.nout)) << ": host " << num(r.host[first])
-         << " (" << hexbits(r.host[first]) << "), GPU " << num(r.dev[first]) << " ("
-         << hexbits(r.dev[first]) << ")";
-}
-
-int count_if_out(const Both& r, int j, const std::function<bool(float)>& pred) {
-  int c = 0;
-  for (std::size_t q = j; q < r.host.size(); q += r.nout) c += pred(r.host[q]) ? 1 : 0;
-  return c;
-}
+std::string num(double x) { return wrfgpu_devtest::num(x, 9); }
+using wrfgpu_devtest::same_bits;
+using wrfgpu_devtest::count_if_out;
 
 // ---------------------------------------------------------------------------------------
 // The cases: a View over a capture's or a synthetic case's arrays, as the CPU backend builds it.
@@ -260,39 +118,12 @@ struct AdvCase {
   Box3 tile, ring;  // its..itf x jts..jtf (kts..ktf), and one more cell around in i and j
 };
 
-// prepare()'s boundary rule and cpu_view() of advection.cpp.
-View view_of(const AdvectInputs& in) {
-  const WrfDims& d = in.dims;
-  const advection::AdvectFlags& fl = in.flags;
-  View v;
-  v.g = d;
-  v.mt = v.mm = v.mo = d;
-  v.f = in.field;
-  v.fo = in.field_old ? in.field_old : in.field;
-  v.sst = v.ost = in.spec_stride ? in.spec_stride : d.size3();
-  v.ru = in.ru; v.rv = in.rv; v.rom = in.rom;
-  v.mut = in.mut; v.mub = in.mub; v.mu_old = in.mu_old;
-  v.msftx = in.msftx; v.msfty = in.msfty;
-  v.c1 = in.c1; v.c2 = in.c2; v.fzm = in.fzm; v.fzp = in.fzp; v.rdzw = in.rdzw;
-  v.k1d = d.kms;
-  v.rdx = in.rdx; v.rdy = in.rdy; v.dt = in.dt;
-  v.ts = in.time_step >= 0 ? 1.0f : -1.0f;
-  v.itf = std::min(d.ite, d.ide - 1);
-  v.jtf = std::min(d.jte, d.jde - 1);
-  v.ktf = std::min(d.kte, d.kde - 1);
-  advection::Bc& bc = v.bc;
-  bc.dxs = !(fl.periodic_x || fl.symmetric_xs);
-  bc.dxe = !(fl.periodic_x || fl.symmetric_xe);
-  bc.dys = !(fl.periodic_y || fl.symmetric_ys);
-  bc.dye = !(fl.periodic_y || fl.symmetric_ye);
-  bc.lim_i0 = bc.dxs ? d.ids + 1 : INT_MIN / 2;
-  bc.lim_i1 = bc.dxe ? d.ide - 2 : INT_MAX / 2;
-  bc.lim_j0 = bc.dys ? d.jds + 1 : INT_MIN / 2;
-  bc.lim_j1 = bc.dye ? d.jde - 2 : INT_MAX / 2;
-  bc.open_xs = fl.open_xs && d.its == d.ids;
-  bc.open_xe = fl.open_xe && d.ite == d.ide;
-  bc.open_ys = fl.open_ys && d.jts == d.jds;
-  bc.open_ye = fl.open_ye && d.jte == d.jde;
+// The CPU backend's View of the case's arrays (advection.cpp: prepare, cpu_view; pd picks the
+// scheme whose checks the case passes), without the output arrays: the tests write their own.
+View view_of(const AdvectInputs& in, bool pd) {
+  View v = advection::cpu_view(advection::prepare(in, pd));
+  v.tend = v.htend = v.ztend = nullptr;
+  v.accumulate = 0;
   return v;
 }
 
@@ -310,7 +141,7 @@ void finish(AdvCase& c) {
   c.sst = c.in.spec_stride ? c.in.spec_stride : c.in.dims.size3();
   c.pd_ok = accepted(c.in, true);
   c.un_ok = accepted(c.in, false);
-  c.v = view_of(c.in);
+  c.v = view_of(c.in, c.pd_ok);
   const WrfDims& d = c.in.dims;
   c.tile = Box3{d.its, c.v.itf, d.kts, c.v.ktf, d.jts, c.v.jtf};
   c.ring = Box3{d.its - 1, c.v.itf + 1, d.kts, c.v.ktf, d.jts - 1, c.v.jtf + 1};

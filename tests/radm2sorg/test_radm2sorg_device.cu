@@ -23,7 +23,7 @@
 // differ by an ulp on some arguments, and one ulp in a rate constant or in a step-size factor
 // changes the accepted steps of an integration (which is why the production GPU and CPU results
 // are held to RTOL-sized tolerances, docs/radm2sorg.md). Here the physics' calls of these
-// functions go to one implementation, below, written with IEEE double operations only (+ - * /,
+// functions go to one implementation (tests/device_libm.h), with IEEE double operations only (+ - * /,
 // floor, frexp, ldexp), which gives the same bits on both sides; what is left to compare is the
 // compiled physics itself, which must then agree bit for bit, rate constants and whole
 // integrations included. The redirection is by name lookup: the functions are declared in the
@@ -65,6 +65,8 @@
 
 #include "capture_io.h"
 #include "cuda_util.h"
+#include "device_harness.h"
+#include "device_libm.h"
 #include "errors.h"
 #include "test_util.h"
 #include "wrfgpu_hd.h"
@@ -74,61 +76,7 @@
 #define WRFGPU_REQUIRE_GPU() std::printf("dry run: the GPU half runs on the host\n")
 #endif
 
-// ---- this file's libm (tests/wsm5/test_wsm5_device.cu's, with what RADM2SORG calls) -------
-namespace wrfgpu_devtest_libm {
-
-constexpr double kLn2Hi = 6.93147180369123816490e-01;  // log(2) split as in fdlibm
-constexpr double kLn2Lo = 1.90821492927058770002e-10;
-constexpr double kLog2e = 1.44269504088896338700e+00;
-constexpr double kInvLn10 = 4.34294481903251827651e-01;
-
-// x*2^n with one rounding (x in [0.5, 2), -1100 < n < 1100).
-WRFGPU_HD double scale2(double x, int n) {
-  if (n > 1023) return (x * 2.0) * ldexp(1.0, n - 1);
-  if (n < -1022) return (x * ldexp(1.0, n + 64)) * ldexp(1.0, -64);
-  return x * ldexp(1.0, n);
-}
-// exp: x = k*log(2) + r, |r| <= log(2)/2, exp(r) by its Taylor series (Horner, 14 terms).
-WRFGPU_HD double exp_d(double x) {
-  if (!(x == x)) return x;
-  if (x > 709.8) return INFINITY;
-  if (x < -745.2) return 0.0;
-  const double k = floor(x * kLog2e + 0.5);
-  const double r = (x - k * kLn2Hi) - k * kLn2Lo;
-  double p = 1.0;
-  for (int i = 14; i >= 1; --i) p = 1.0 + p * r / (double)i;
-  return scale2(p, (int)k);
-}
-// log: x = m*2^e, m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s), s = (m-1)/(m+1).
-WRFGPU_HD double log_d(double x) {
-  if (!(x > 0.0)) return x == 0.0 ? -INFINITY : NAN;
-  if (x == INFINITY) return x;
-  int e;
-  double m = frexp(x, &e);
-  if (m < 0.70710678118654752440) {
-    m = m * 2.0;
-    e = e - 1;
-  }
-  const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
-  double t = 0.0;
-  for (int j = 23; j >= 3; j -= 2) t = (t + 1.0 / (double)j) * s2;
-  const double lm = 2.0 * s + 2.0 * s * t;
-  return (double)e * kLn2Hi + (lm + (double)e * kLn2Lo);
-}
-WRFGPU_HD double pow_d(double x, double y) {
-  if (y == 0.0 || x == 1.0) return 1.0;
-  if (!(x == x) || !(y == y)) return NAN;
-  if (x == 0.0) return y > 0.0 ? 0.0 : INFINITY;
-  if (x < 0.0) {
-    if (floor(y) != y) return NAN;
-    const double r = exp_d(y * log_d(-x));
-    return floor(y * 0.5) * 2.0 != y ? -r : r;
-  }
-  return exp_d(y * log_d(x));
-}
-WRFGPU_HD double log10_d(double x) { return log_d(x) * kInvLn10; }
-
-}  // namespace wrfgpu_devtest_libm
+// ---- the libm both halves call: tests/device_libm.h (the WSM5 device test's) ----------------
 
 // What the physics' unqualified calls find (single precision through double, rounded once).
 namespace wrfgpu {
@@ -161,151 +109,19 @@ using Mech = r2::Mech;
 constexpr int NVAR = mech::NVAR, NFIX = mech::NFIX, NREACT = mech::NREACT, LU = mech::LU_NONZERO;
 
 // ---------------------------------------------------------------------------------------
-// The harness: f(item, out) for each item, on the host and in a kernel with one thread per
-// item; the functor carries the host's or the device's pointers.
-
-// Device copies of host arrays, freed with the arena.
-class DevArena {
- public:
-  DevArena() = default;
-  DevArena(const DevArena&) = delete;
-  DevArena& operator=(const DevArena&) = delete;
-  ~DevArena() {
-    for (void* p : p_) {
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-      std::free(p);
-#else
-      cudaFree(p);
-#endif
-    }
-  }
-  template <class T>
-  T* copy(const T* h, std::size_t n) {
-    T* d = alloc<T>(n);
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-    if (n) std::memcpy(d, h, n * sizeof(T));
-#else
-    if (n) WRFGPU_CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(T), cudaMemcpyHostToDevice));
-#endif
-    return d;
-  }
-  template <class T>
-  T* copy(const std::vector<T>& h) {
-    return copy(h.data(), h.size());
-  }
-  // zero-filled, or (uninitialised) left as it comes: scratch that the physics must write
-  // before it reads it, so that compute-sanitizer's initcheck sees a read before a write
-  template <class T>
-  T* alloc(std::size_t n, bool zero = true) {
-    void* d = nullptr;
-    const std::size_t bytes = std::max<std::size_t>(n, 1) * sizeof(T);
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-    d = std::malloc(bytes);
-    std::memset(d, zero ? 0 : 0xff, bytes);  // uninitialised: NaN bits
-#else
-    WRFGPU_CUDA_CHECK(cudaMalloc(&d, bytes));
-    if (zero) WRFGPU_CUDA_CHECK(cudaMemset(d, 0, bytes));
-#endif
-    p_.push_back(d);
-    return static_cast<T*>(d);
-  }
-  template <class T>
-  void back(T* h, const T* d, std::size_t n) {
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-    std::memcpy(h, d, n * sizeof(T));
-#else
-    WRFGPU_CUDA_CHECK(cudaMemcpy(h, d, n * sizeof(T), cudaMemcpyDeviceToHost));
-#endif
-  }
-
- private:
-  std::vector<void*> p_;
-};
-
-template <class F>
-__global__ void k_items(F f, int n, double* out, int nout) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  f(i, out + (std::size_t)i * nout);
-}
-
-struct Both {
-  std::vector<double> host, dev;
-  int nout = 0;
-};
-
-// n items of nout outputs: fh on the host, fd (the same functor with device pointers) on the
-// GPU (the dry run: on the host too).
+// The harness (tests/device_harness.h), for double results, 64 threads a block (the
+// integrations' register use).
+using wrfgpu_devtest::DevArena;
+using wrfgpu_devtest::Describe;
+using wrfgpu_devtest::hexbits;
+using Both = wrfgpu_devtest::Both<double>;
 template <class F>
 Both run_both(const F& fh, const F& fd, int n, int nout) {
-  Both r;
-  r.nout = nout;
-  r.host.assign((std::size_t)n * nout, 0.0);
-  r.dev.assign((std::size_t)n * nout, 0.0);
-  for (int i = 0; i < n; ++i) fh(i, r.host.data() + (std::size_t)i * nout);
-  if (n == 0) return r;
-  DevArena a;
-  double* dout = a.alloc<double>(r.dev.size());
-#ifdef WRFGPU_DEVICE_TEST_DRY_RUN
-  for (int i = 0; i < n; ++i) fd(i, dout + (std::size_t)i * nout);
-#else
-  const int block = 64;
-  k_items<<<(n + block - 1) / block, block>>>(fd, n, dout, nout);
-  WRFGPU_CUDA_CHECK(cudaGetLastError());
-  WRFGPU_CUDA_CHECK(cudaDeviceSynchronize());
-#endif
-  a.back(r.dev.data(), dout, r.dev.size());
-  return r;
+  return wrfgpu_devtest::run_both<double>(fh, fd, n, nout, 64);
 }
-
-std::string hexbits(double x) {
-  uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%016" PRIx64, u);
-  return b;
-}
-std::string num(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.17g", x);
-  return b;
-}
-
-// What output j of item i is, with its inputs (for the failure message).
-using Describe = std::function<std::string(int item, int j)>;
-
-// The host's and the GPU's results have the same bits, with two exceptions: two NaNs (the GPU's
-// canonical NaN is not x86's) and zeros of opposite sign, counted and printed.
-::testing::AssertionResult same_bits(const Both& r, const Describe& what) {
-  std::size_t ndiff = 0, first = 0, signed_zeros = 0, first_zero = 0;
-  for (std::size_t q = 0; q < r.host.size(); ++q) {
-    if (std::memcmp(&r.host[q], &r.dev[q], sizeof(double)) == 0) continue;
-    if (std::isnan(r.host[q]) && std::isnan(r.dev[q])) continue;
-    if (r.host[q] == 0.0 && r.dev[q] == 0.0) {
-      if (signed_zeros++ == 0) first_zero = q;
-      continue;
-    }
-    if (ndiff++ == 0) first = q;
-  }
-  if (signed_zeros)
-    std::printf("%zu of %zu results are zeros of opposite sign on the host and the GPU; first: %s: "
-                "host %s, GPU %s\n",
-                signed_zeros, r.host.size(), what((int)(first_zero / r.nout), (int)(first_zero % r.nout)).c_str(),
-                hexbits(r.host[first_zero]).c_str(), hexbits(r.dev[first_zero]).c_str());
-  if (r.host.empty()) return ::testing::AssertionFailure() << "nothing compared";
-  if (ndiff == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << ndiff << " of " << r.host.size() << " results differ; first: "
-         << what((int)(first / r.nout), (int)(first % r.nout)) << " [item " << first / r.nout
-         << ", output " << first % r.nout << "]: host " << num(r.host[first]) << " ("
-         << hexbits(r.host[first]) << "), GPU " << num(r.dev[first]) << " (" << hexbits(r.dev[first]) << ")";
-}
-
-int count_if_out(const Both& r, int j, const std::function<bool(double)>& pred) {
-  int c = 0;
-  for (std::size_t q = j; q < r.host.size(); q += r.nout) c += pred(r.host[q]) ? 1 : 0;
-  return c;
-}
+std::string num(double x) { return wrfgpu_devtest::num(x, 17); }
+using wrfgpu_devtest::same_bits;
+using wrfgpu_devtest::count_if_out;
 
 // ---------------------------------------------------------------------------------------
 // The cells: sampled from the captures, as dense batches (r2::run_dense's layout).
