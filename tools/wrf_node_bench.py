@@ -115,8 +115,10 @@ def pretty_symbol(sym):
         return "%s::%s" % m.groups()
     if sym.startswith("0x"):
         return "(no symbol)"
+    # "(anonymous namespace)" is part of the name, not the argument list.
+    anon = "(anonymous namespace)"
     depth, out = 0, ""
-    for ch in sym.split("(")[0]:
+    for ch in sym.replace(anon, "\0").split("(")[0].replace("\0", anon):
         depth += ch == "<"
         if depth == 0:
             out += ch

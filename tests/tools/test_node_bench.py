@@ -60,6 +60,10 @@ class Symbols(unittest.TestCase):
              "tile_tendencies<T>(A const&, int)::{lambda(int)#1}>")
         self.assertEqual(nb.pretty_symbol(s), "wrfgpu::advection::strict::pd_cell_tendency_q")
 
+    def test_cpp_anonymous_namespace_kept(self):
+        s = "wrfgpu::advection::strict::(anonymous namespace)::pack_group(wrfgpu::advection::View const&, int)"
+        self.assertEqual(nb.pretty_symbol(s), "wrfgpu::advection::strict::(anonymous namespace)::pack_group")
+
     def test_unnamed(self):
         self.assertEqual(nb.pretty_symbol("0x00000000000878b5"), "(no symbol)")
 
