@@ -1,6 +1,7 @@
 // replay.h - what the replay driver needs from each kernel: run the captured call on one
 // backend and hand back the outputs in capture layout, named as the capture names WRF's
-// outputs. One adapter per kernel (replay_<kernel>.cpp) registers itself by `kernel` name.
+// outputs. One adapter per kernel (src/<k>/replay/replay_<k>.cpp) registers itself by `kernel`
+// name.
 #pragma once
 #include <functional>
 #include <map>

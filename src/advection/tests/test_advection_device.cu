@@ -12,7 +12,7 @@
 // IEEE division and square root, no flush to zero), the host half by g++ without FMA
 // contraction or fast math (-Xcompiler -ffp-contract=off,-fno-fast-math, Makefile): both halves
 // must perform the same IEEE operations in the same order. The scheme uses + - * / and
-// min/max/fabs/copysign only (no libm function that rounds: unlike tests/wsm5/
+// min/max/fabs/copysign only (no libm function that rounds: unlike src/wsm5/tests/
 // test_wsm5_device.cu no common libm is needed), so every difference is one of the compiled
 // physics: an FMA contraction, a reassociation, another branch or another constant.
 // This file's copy of the physics lives in its own physics namespace

@@ -17,7 +17,7 @@
 // contraction or fast math (-Xcompiler -ffp-contract=off,-fno-fast-math, Makefile): both halves
 // must perform the same IEEE operations in the same order.
 //
-// One libm for both halves, as in tests/wsm5/test_wsm5_device.cu. The rate constants call exp,
+// One libm for both halves, as in src/wsm5/tests/test_wsm5_device.cu. The rate constants call exp,
 // pow and log10 (radm2sorg_rates.h), rc_n2o5 calls expf and powf (radm2sorg_interface.h), the
 // step-size control calls pow (kpp_rosenbrock.h). CUDA's versions of these are not glibc's: they
 // differ by an ulp on some arguments, and one ulp in a rate constant or in a step-size factor
@@ -38,7 +38,7 @@
 //
 // Inputs: the bundled captures test_data/radm2sorg_{cold,warm}_40x15x20.nc (WRF-Chem's KPP
 // Fortran in a per-cell harness) and quarter_ss_chem_radm2sorg_kpp_*.nc (a call captured inside
-// WRF-Chem), read as tests/radm2sorg/test_radm2sorg.cpp reads them; cells are sampled over every
+// WRF-Chem), read as src/radm2sorg/tests/test_radm2sorg.cpp reads them; cells are sampled over every
 // level of each file. Matrices and vectors for the linear algebra come from these cells'
 // Jacobians, with singular and near-singular pivots added.
 //
