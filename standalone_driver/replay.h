@@ -1,7 +1,7 @@
 // replay.h - what the replay driver needs from each kernel: run the captured call on one
 // backend and hand back the outputs in capture layout, named as the capture names WRF's
 // outputs. One adapter per kernel (src/<k>/replay/replay_<k>.cpp) registers itself by `kernel`
-// name.
+// name, and its benchmark cases.
 #pragma once
 #include <functional>
 #include <map>
@@ -93,6 +93,19 @@ using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&, const
 std::map<std::string, ReplayFactory>& replay_registry();
 struct RegisterReplay {
   RegisterReplay(const std::string& kernel, ReplayFactory f) { replay_registry()[kernel] = f; }
+};
+// A case of wrfgpu_bench, registered by the kernel's adapter: the latest bundled capture whose
+// name contains `pattern`, as it is or grown to ni x nj x nk (nscalar tracers) by mirror tiling.
+struct BenchCase {
+  std::string kernel, label, pattern;
+  int ni, nj, nk, nscalar;  // 0 = the capture as it is
+};
+// Every kernel's cases, in the order wrfgpu_bench runs them: by `order`, then as registered.
+std::vector<BenchCase> bench_cases();
+// --kernels names: a kernel, or an alias of one (e.g. "radm2sorg" for radm2sorg_kpp).
+std::map<std::string, std::string>& bench_aliases();
+struct RegisterBench {
+  RegisterBench(int order, const std::vector<BenchCase>& cases, const std::string& alias = "");
 };
 // Opens `path`, checks capture_format, dispatches on `kernel`. InputError on anything wrong.
 std::unique_ptr<Replay> open_replay(const std::string& path, const Patch& patch = Patch());

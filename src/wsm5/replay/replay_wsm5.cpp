@@ -224,6 +224,9 @@ class Wsm5Replay : public Replay {
 RegisterReplay reg("wsm5", [](const NcFile& f, const Patch& p) {
   return std::unique_ptr<Replay>(new Wsm5Replay(f, p));
 });
+// wrfgpu_bench, first: the SOC-size and CONUS-size cases the issues name.
+RegisterBench bench(1, {{"wsm5", "SOC 71x58x27", "quarter_ss_wsm5", 0, 0, 0, 0},
+                        {"wsm5", "CONUS 425x300x35", "quarter_ss_wsm5", 425, 300, 35, 0}});
 
 }  // namespace
 }  // namespace wrfgpu
