@@ -1,12 +1,12 @@
 // replay_radm2sorg.cpp - replays a captured call of WRF-Chem's RADM2SORG KPP chemistry
 // (capture kernel "radm2sorg_kpp"): every cell of the tile integrated over dtstepc with the
 // Rosenbrock Ros3 solver, from the chem species and radicals (ppmv/ppm), qv, t_phy, p_phy,
-// rho_phy and 21 photolysis rates (min-1) WRF passed. Cells are independent, so a rank's
-// patch is read as a hyperslab.
+// rho_phy and 21 photolysis rates (min-1) WRF passed, read by radm2sorg_capture.h.
 #include <algorithm>
 #include <chrono>
 #include "errors.h"
 #include "radm2sorg.h"
+#include "radm2sorg_capture.h"
 #include "replay.h"
 
 namespace wrfgpu {
@@ -15,39 +15,18 @@ namespace {
 class Radm2sorgReplay : public Replay {
  public:
   Radm2sorgReplay(const NcFile& f, const Patch& patch) : patch_(patch) {
-    const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
-    // The region is the tile its:ite, kts:kte, jts:jte (capture format). Under MPI the driver
-    // splits ranks by these attributes, so they must agree with the stored dimensions.
-    const long ni = (long)f.dim_len("west_east"), nj = (long)f.dim_len("south_north"),
-               nk = (long)f.dim_len("bottom_top");
-    const long ti = f.att_int("ite") - f.att_int("its") + 1, tj = f.att_int("jte") - f.att_int("jts") + 1,
-               tk = f.att_int("kte") - f.att_int("kts") + 1;
-    if (ti != ni || tj != nj || tk != nk)
-      throw InputError(f.path() + ": tile bounds its..ite, jts..jte, kts..kte (" + std::to_string(ti) + "x" +
-                       std::to_string(tj) + "x" + std::to_string(tk) + ") do not match the dimensions "
-                       "west_east, south_north, bottom_top (" + std::to_string(ni) + "x" + std::to_string(nj) +
-                       "x" + std::to_string(nk) + ")");
+    radm2sorg::Capture c = radm2sorg::load_capture(f, patch);  // the tests' reader too
     if (patch_.ni < 0) {
-      patch_.ni = (int)f.dim_len("west_east");
-      patch_.nj = (int)f.dim_len("south_north");
+      patch_.ni = (int)c.ni;
+      patch_.nj = (int)c.nj;
     }
-    nk_ = f.dim_len("bottom_top");
-    ncell_ = (std::size_t)patch_.ni * patch_.nj * nk_;
+    nk_ = c.nk;
+    ncell_ = c.n;
     names_ = radm2sorg::state_names();
-    for (auto& n : names_) {
-      auto v = read_checked(f, n, d3, patch_);
-      state_.insert(state_.end(), v.begin(), v.end());
-    }
-    for (auto& n : radm2sorg::met_names()) {
-      auto v = read_checked(f, n, d3, patch_);
-      met_.insert(met_.end(), v.begin(), v.end());
-    }
-    dtstepc_ = (float)f.att_double_or("dtstepc", f.att_double("dt"));
-    if (!(dtstepc_ > 0)) throw InputError(f.path() + ": attribute 'dtstepc' = " + std::to_string(dtstepc_) + " is not a positive time step");
-    p_nu0_ = f.att_int_or("p_nu0", 2);
-    std::string method = f.att_string_or("method", "ros3");
-    if (method != "ros3")
-      throw InputError(f.path() + ": attribute 'method' = '" + method + "': WRF's interface uses ros3");
+    state_ = std::move(c.state);
+    met_ = std::move(c.met);
+    dtstepc_ = c.dtstepc;
+    p_nu0_ = c.p_nu0;
     summary_ = std::to_string(f.dim_len("west_east") * f.dim_len("south_north") * nk_) + " cells (" +
                std::to_string(f.dim_len("west_east")) + "x" + std::to_string(f.dim_len("south_north")) + "x" +
                std::to_string(nk_) + "), dtstepc " + std::to_string((int)dtstepc_) + " s, case " +

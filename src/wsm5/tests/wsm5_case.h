@@ -1,5 +1,6 @@
-// wsm5_case.h - loading a WSM5 capture (docs/capture_format.md, kernel = wsm5) and running
-// it through wrfgpu::wsm5, for the tests in this folder.
+// wsm5_case.h - loading a WSM5 capture (docs/capture_format.md, kernel = wsm5; the reader of
+// wsm5_capture.h, the replay adapter's) and running it through wrfgpu::wsm5, for the tests in
+// this folder.
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -14,57 +15,15 @@
 #include "test_util.h"
 #include "verify.h"
 #include "wsm5.h"
+#include "wsm5_capture.h"
 
 namespace wsm5_test {
 
 using namespace wrfgpu;
 
-struct Case {
-  std::string path;
-  std::size_t ni = 0, nk = 0, nj = 0;
-  WrfDims dims;  // memory == tile (a capture holds the tile)
-  float delt = 0;
-  wsm5::Constants c;
-  std::map<std::string, std::vector<float>> in;  // th qv qc qr qi qs rho pii p dz rainnc snownc
-  bool has_snow = true;
-};
-
-inline Case load_case(const std::string& path) {
-  Case k;
-  k.path = path;
-  NcFile f(path);
-  k.nj = f.dim_len("south_north");
-  k.nk = f.dim_len("bottom_top");
-  k.ni = f.dim_len("west_east");
-  WrfDims d;
-  d.its = d.ims = f.att_int_or("its", 1);
-  d.jts = d.jms = f.att_int_or("jts", 1);
-  d.kts = d.kms = f.att_int_or("kts", 1);
-  d.ite = d.ime = d.its + (int)k.ni - 1;
-  d.jte = d.jme = d.jts + (int)k.nj - 1;
-  d.kte = d.kme = d.kts + (int)k.nk - 1;
-  d.ids = f.att_int_or("ids", d.its);
-  d.ide = f.att_int_or("ide", d.ite + 1);
-  d.jds = f.att_int_or("jds", d.jts);
-  d.jde = f.att_int_or("jde", d.jte + 1);
-  d.kds = f.att_int_or("kds", d.kts);
-  d.kde = f.att_int_or("kde", d.kte + 1);
-  k.dims = d;
-  k.delt = (float)f.att_double_or("delt", f.att_double("dt"));
-  wsm5::Constants b = wsm5::wrf_model_constants();
-  auto get = [&](const char* n, float v) { return (float)f.att_double_or(n, v); };
-  b.g = get("g", b.g); b.cpd = get("cpd", b.cpd); b.cpv = get("cpv", b.cpv); b.rd = get("rd", b.rd);
-  b.rv = get("rv", b.rv); b.t0c = get("t0c", b.t0c); b.ep1 = get("ep1", b.ep1); b.ep2 = get("ep2", b.ep2);
-  b.qmin = get("qmin", b.qmin); b.xls = get("xls", b.xls); b.xlv0 = get("xlv0", b.xlv0);
-  b.xlf0 = get("xlf0", b.xlf0); b.den0 = get("den0", b.den0); b.denr = get("denr", b.denr);
-  b.cliq = get("cliq", b.cliq); b.cice = get("cice", b.cice); b.psat = get("psat", b.psat);
-  k.c = wsm5::wsm5init(b, get("dens", b.dens));
-  for (const char* n : {"th", "qv", "qc", "qr", "qi", "qs", "rho", "pii", "p", "dz", "rainnc"})
-    k.in[n] = f.read_float(n);
-  k.has_snow = f.has_var("snownc") && f.att_int_or("snow_present", 1) != 0;
-  k.in["snownc"] = k.has_snow ? f.read_float("snownc") : std::vector<float>(k.ni * k.nj, 0.f);
-  return k;
-}
+// A capture, read by the replay adapter's reader (wsm5_capture.h).
+using Case = wsm5::Capture;
+inline Case load_case(const std::string& path) { return wsm5::load_capture(NcFile(path)); }
 
 struct Result {
   std::map<std::string, std::vector<float>> out;  // th qv qc qr qi qs rainnc snownc rainncv snowncv sr re_*
