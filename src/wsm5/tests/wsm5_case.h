@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,20 +62,7 @@ inline Result run_case(const Case& k, Backend b, Mode m, bool with_re = true,
   return r;
 }
 
-// Files in the test data folder whose name contains `part` and ends in .nc, sorted.
-inline std::vector<std::string> data_files(const std::string& part) {
-  std::vector<std::string> v;
-  DIR* d = opendir(wrfgpu_test::data_dir().c_str());
-  if (!d) return v;
-  while (dirent* e = readdir(d)) {
-    const std::string n = e->d_name;
-    if (n.find(part) != std::string::npos && n.size() > 3 && n.substr(n.size() - 3) == ".nc")
-      v.push_back(wrfgpu_test::data_file(n));
-  }
-  closedir(d);
-  std::sort(v.begin(), v.end());
-  return v;
-}
+using wrfgpu_test::data_files;
 
 inline std::size_t bit_differences(const std::vector<float>& a, const std::vector<float>& b) {
   std::size_t n = 0;
