@@ -1,5 +1,4 @@
 #include "replay.h"
-#include <algorithm>
 #include "errors.h"
 
 namespace wrfgpu {
@@ -9,29 +8,17 @@ std::map<std::string, ReplayFactory>& replay_registry() {
   return r;
 }
 
-namespace {
-std::vector<std::pair<int, BenchCase>>& bench_registry() {
-  static std::vector<std::pair<int, BenchCase>> r;
+std::multimap<int, BenchCase>& bench_cases() {
+  static std::multimap<int, BenchCase> r;
   return r;
 }
-}  // namespace
-
 std::map<std::string, std::string>& bench_aliases() {
   static std::map<std::string, std::string> a;
   return a;
 }
-
 RegisterBench::RegisterBench(int order, const std::vector<BenchCase>& cases, const std::string& alias) {
-  for (auto& c : cases) bench_registry().push_back({order, c});
+  for (auto& c : cases) bench_cases().insert({order, c});
   if (!alias.empty() && !cases.empty()) bench_aliases()[alias] = cases.front().kernel;
-}
-
-std::vector<BenchCase> bench_cases() {
-  auto r = bench_registry();
-  std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<BenchCase> v;
-  for (auto& c : r) v.push_back(c.second);
-  return v;
 }
 
 Patch decompose(int ni, int nj, int rank, int nranks) {

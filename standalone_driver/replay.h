@@ -99,8 +99,9 @@ struct BenchCase {
   std::string kernel, label, pattern;
   int ni, nj, nk, nscalar;  // 0 = the capture as it is
 };
-// Every kernel's cases, in the order wrfgpu_bench runs them: by `order`, then as registered.
-std::vector<BenchCase> bench_cases();
+// Every kernel's cases by their order key, in the order wrfgpu_bench runs them (a key's cases
+// as registered).
+std::multimap<int, BenchCase>& bench_cases();
 // --kernels names: a kernel, or an alias of one (e.g. "radm2sorg" for radm2sorg_kpp).
 std::map<std::string, std::string>& bench_aliases();
 struct RegisterBench {

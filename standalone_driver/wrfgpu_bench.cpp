@@ -76,7 +76,7 @@ int count_option(const std::string& opt, const std::string& v) {
 // --kernels: a comma-separated list of the kernels of the registered cases, or their aliases.
 std::set<std::string> kernel_option(const std::string& v) {
   std::set<std::string> known, want;
-  for (auto& c : bench_cases()) known.insert(c.kernel);
+  for (auto& c : bench_cases()) known.insert(c.second.kernel);
   std::stringstream in(v);
   std::string k;
   while (std::getline(in, k, ',')) {
@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
     }
 
     std::vector<Row> rows;
-    for (const auto& cd : bench_cases()) {
+    for (const auto& kc : bench_cases()) {
+      const BenchCase& cd = kc.second;
       if (!kernels.empty() && !kernels.count(cd.kernel)) continue;
       if (quick && cd.ni > 200) continue;
       std::string cap = find_capture(data, cd.pattern);
