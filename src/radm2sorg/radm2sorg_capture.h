@@ -1,9 +1,7 @@
-// radm2sorg_capture.h - reading a RADM2SORG capture (docs/capture_format.md, kernel
-// radm2sorg_kpp): the one reader of the replay adapter (src/radm2sorg/replay/) and the tests
-// (src/radm2sorg/tests/). The chem species and radicals (ppmv/ppm), the met fields and the
-// photolysis rates of every cell, field-major, as radm2sorg::run_dense takes them. Cells are
-// independent, so a window (e.g. an MPI rank's patch) is read as a hyperslab. Not part of the
-// library's API.
+// radm2sorg_capture.h - reading a RADM2SORG capture (docs/capture_format.md, kernel radm2sorg_kpp),
+// the one reader of its replay adapter and its tests (not installed): species, radicals, met
+// fields and photolysis rates of every cell, field-major as run_dense takes them; cells are
+// independent, so a window (e.g. an MPI rank's patch) is read as a hyperslab.
 #pragma once
 #include <string>
 #include <vector>

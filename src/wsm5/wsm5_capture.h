@@ -1,7 +1,6 @@
-// wsm5_capture.h - reading a WSM5 capture (docs/capture_format.md, kernel wsm5): the one reader
-// of the replay adapter (src/wsm5/replay/) and the tests (src/wsm5/tests/). Inputs are the tile
-// WRF passed to wsm5 (no halo); the constants WRF passed are attributes, and wsm5init is redone
-// on the host from them, as WRF does at start-up. Not part of the library's API.
+// wsm5_capture.h - reading a WSM5 capture (docs/capture_format.md, kernel wsm5), the one reader
+// of its replay adapter and its tests (not installed). Inputs are the tile WRF passed to wsm5 (no
+// halo); wsm5init is redone from the constants WRF passed (attributes), as WRF does at start-up.
 #pragma once
 #include <map>
 #include <string>

@@ -199,24 +199,17 @@ TEST(Radm2sorgMechanism, EveryReactionConservesNandS) {
 // ------------------------------------------------------------------------------------------
 // 3. validation against the WRF-Chem KPP Fortran reference (test_data/*radm2sorg*.nc)
 
-struct Case {
-  std::size_t ni = 0, nk = 0, nj = 0, n = 0;
-  float dtstepc = 0;
-  std::vector<float> state, met, ref_state, ref_vdrog3;
+// The inputs (ni, nk, nj, n, dtstepc, p_nu0, state, met) as the replay adapter reads them
+// (radm2sorg_capture.h); WRF's outputs here.
+struct Case : r2::Capture {
+  std::vector<float> ref_state, ref_vdrog3;
   std::vector<int> ref_nstp, ref_nacc, ref_nrej, ref_nsng, ref_ierr;
-  int p_nu0 = 2;
 };
 
-// The inputs by the replay adapter's reader (radm2sorg_capture.h); WRF's outputs here.
 Case load(const std::string& file) {
   NcFile nc(file);
   Case c;
-  r2::Capture in = r2::load_capture(nc);
-  c.ni = in.ni; c.nk = in.nk; c.nj = in.nj; c.n = in.n;
-  c.dtstepc = in.dtstepc;
-  c.p_nu0 = in.p_nu0;
-  c.state = std::move(in.state);
-  c.met = std::move(in.met);
+  static_cast<r2::Capture&>(c) = r2::load_capture(nc);
   const auto sn = r2::state_names();
   c.ref_state.resize(r2::kNState * c.n);
   for (int f = 0; f < r2::kNState; ++f) {

@@ -36,13 +36,10 @@ class Wsm5Replay : public Replay {
     // This rank's patch: WSM5 is column-local, so a patch needs no halo.
     cap_ = wsm5::load_capture(f, patch);
     if (patch_.ni < 0) { patch_.ni = (int)cap_.ni; patch_.nj = (int)cap_.nj; }
-    ni_ = cap_.ni; nj_ = cap_.nj; nk_ = cap_.nk;
-    has_snow_ = cap_.has_snow;
-    delt_ = cap_.delt;
     summary_ = std::to_string(f.dim_len("west_east")) + "x" + std::to_string(f.dim_len("south_north")) +
-               "x" + std::to_string(nk_) +
+               "x" + std::to_string(cap_.nk) +
                ", step " + std::to_string(f.att_int_or("itimestep", 0)) + ", delt " +
-               fmt_g(delt_) + " s, case " + f.att_string_or("case_name", "?") +
+               fmt_g(cap_.delt) + " s, case " + f.att_string_or("case_name", "?") +
                ", source " + f.att_string_or("source", "?").substr(0, 40);
   }
 
@@ -59,7 +56,7 @@ class Wsm5Replay : public Replay {
     std::map<std::string, std::vector<float>> io = cap_.in;
     std::vector<float>& rain = io["rainnc"];
     std::vector<float>& snow = io["snownc"];
-    std::size_t n2 = ni_ * nj_;
+    std::size_t n2 = cap_.ni * cap_.nj;
     std::vector<float> rainncv(n2, 0.f), snowncv(n2, 0.f), sr(n2, 0.f);
     // With set_host_locked(true) the call sees the same values in page-locked arrays, kept
     // between runs like a model's state (copied in and out here, outside the timed call).
@@ -82,18 +79,18 @@ class Wsm5Replay : public Replay {
     s.th = p[0]; s.qv = p[1]; s.qc = p[2]; s.qr = p[3]; s.qi = p[4]; s.qs = p[5];
     s.den = p[6]; s.pii = p[7]; s.p = p[8]; s.delz = p[9];
     s.rain = p[10]; s.rainncv = p[12]; s.sr = p[14];
-    s.snow = has_snow_ ? p[11] : nullptr;
-    s.snowncv = has_snow_ ? p[13] : nullptr;
+    s.snow = cap_.has_snow ? p[11] : nullptr;
+    s.snowncv = cap_.has_snow ? p[13] : nullptr;
     wsm5::Options o;
     wsm5::Timing tm;
-    wsm5::run(b, m, cap_.c, cap_.dims, delt_, s, o, &tm);
+    wsm5::run(b, m, cap_.c, cap_.dims, cap_.delt, s, o, &tm);
     t.h2d_ms = tm.h2d_ms; t.kernel_ms = tm.kernel_ms; t.d2h_ms = tm.d2h_ms; t.total_ms = tm.total_ms;
     t.check_ms = tm.check_ms;
     if (locked_)
       for (auto& a : arrays)
         std::memcpy(a.second->data(), a.first, sizeof(float) * a.second->size());
 
-    std::vector<std::size_t> sh3 = {nj_, nk_, ni_}, sh2 = {nj_, ni_};
+    std::vector<std::size_t> sh3 = {cap_.nj, cap_.nk, cap_.ni}, sh2 = {cap_.nj, cap_.ni};
     std::vector<OutputField> out;
     auto add = [&](const char* name, std::vector<std::size_t> sh, std::vector<float>& v, bool plmv) {
       OutputField o;
@@ -112,7 +109,7 @@ class Wsm5Replay : public Replay {
     // Surface fields are one value per column: the largest cell difference decides (limits
     // above). rainnc/snownc also hold the captured accumulation: add the float rounding of
     // the running total, in each build one per minor loop and one for the input.
-    const double loops = std::max(1, (int)std::lround(delt_ / 120.f));
+    const double loops = std::max(1, (int)std::lround(cap_.delt / 120.f));
     const double tol = m == Mode::Strict ? kRainTolStrict : kRainTolFast;
     auto surface = [&](const char* name, std::vector<float>& v, double abs_tol, double ulps) {
       add(name, sh2, v, false);
@@ -122,7 +119,7 @@ class Wsm5Replay : public Replay {
     surface("rainnc", rain, tol, 2 * (loops + 1));
     surface("rainncv", rainncv, tol, 0);
     surface("sr", sr, kSrTol, 0);
-    if (has_snow_) {
+    if (cap_.has_snow) {
       surface("snownc", snow, tol, 2 * (loops + 1));
       surface("snowncv", snowncv, tol, 0);
     }
@@ -145,12 +142,12 @@ class Wsm5Replay : public Replay {
   }
 
   WorkCounts work() const override {
-    double cells = double(ni_) * nj_ * nk_, cols = double(ni_) * nj_;
+    double cells = double(cap_.ni) * cap_.nj * cap_.nk, cols = double(cap_.ni) * cap_.nj;
     WorkCounts w;
     w.h2d_bytes = 4.0 * (10 * cells + 2 * cols);   // 10 3-D inputs, rain, snow
     w.d2h_bytes = 4.0 * (6 * cells + 5 * cols);    // th, 5 q; rain, rainncv, snow, snowncv, sr
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
-    int loops = std::max(1, (int)std::lround(delt_ / 120.f));
+    int loops = std::max(1, (int)std::lround(cap_.delt / 120.f));
     // ~700 arithmetic operations per cell per minor loop on the executed path
     // (docs/wrf_reference.md A.8); transcendental calls counted as one each.
     w.flops = 760.0 * cells * loops;
@@ -161,9 +158,6 @@ class Wsm5Replay : public Replay {
   std::string summary_;
   Patch patch_;
   wsm5::Capture cap_;
-  std::size_t ni_ = 0, nj_ = 0, nk_ = 0;
-  bool has_snow_ = true;
-  float delt_ = 0;
   struct LockedArray {
     float* p = nullptr;
     explicit LockedArray(std::size_t n)
