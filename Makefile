@@ -7,9 +7,11 @@
 #   make install PREFIX=/opt/wrfgpu   [DESTDIR=STAGE]; make uninstall PREFIX=... removes it again
 #   make mech MECH_DIR=$WRF_DIR/chem/KPP/mechanisms/<name>   generate a KPP mechanism
 #
-# Layout: src/common and one folder per kernel under src/. In each kernel folder, *_cpu.cpp
-# and *_gpu.cu are compiled twice, in the strict and the fast numerical mode
-# (-DWRFGPU_MODE_NS=strict|fast, see docs/design.md); every other source once.
+# Layout (docs/design.md, "Layout"): src/common and one folder per kernel under src/<k>/, with
+# fortran/ (its Fortran bridge, in the library), replay/ (its replay adapter, in the driver
+# programs), tests/ (its tests) and kernel.mk (its public headers); all found by wildcard. In
+# each kernel folder, *_cpu.cpp and *_gpu.cu are compiled twice, in the strict and the fast
+# numerical mode (-DWRFGPU_MODE_NS=strict|fast, see docs/design.md); every other source once.
 
 ifeq ($(wildcard configure.wrfgpu),)
 $(error configure.wrfgpu not found: run ./configure first)
@@ -18,7 +20,7 @@ include configure.wrfgpu
 
 BUILD   := build
 KDIRS   := $(sort $(dir $(wildcard src/*/)))
-INCS    := $(addprefix -I,$(KDIRS)) -Isrc $(NETCDF_CFLAGS)
+INCS    := $(addprefix -I,$(KDIRS)) -Isrc -Ifortran_iface $(NETCDF_CFLAGS)
 DEFS    := -DWRFGPU_HAVE_CUDA=$(CUDA)
 
 CXXSTD      := -std=c++17
@@ -46,8 +48,8 @@ MODE_CU  := $(filter-out src/common/%,$(wildcard src/*/*_gpu.cu))
 NOCUDA_CPP := $(wildcard src/*/*_none.cpp)
 ONCE_CPP := $(filter-out $(MODE_CPP) $(NOCUDA_CPP),$(wildcard src/*/*.cpp))
 ONCE_CU  := $(filter-out $(MODE_CU),$(wildcard src/*/*.cu))
-IFACE_CPP := $(wildcard fortran_iface/*.cpp)
-IFACE_F90 := $(wildcard fortran_iface/*.F90)
+IFACE_CPP := $(wildcard fortran_iface/*.cpp src/*/fortran/*.cpp)
+IFACE_F90 := $(wildcard fortran_iface/*.F90 src/*/fortran/*.F90)
 
 OBJ := $(ONCE_CPP:%.cpp=$(BUILD)/%.o) \
        $(foreach m,strict fast,$(MODE_CPP:%.cpp=$(BUILD)/%_$(m).o)) \
@@ -63,11 +65,12 @@ endif
 LIBS := $(CUDA_LIBS) $(NETCDFF_LIBS) $(NETCDF_LIBS) -lgfortran $(OPENMP_FLAGS) -lm -ldl -lpthread
 
 # The driver's pieces (replay adapters, reports, large cases) are shared by the three programs.
-DRIVER_LIB := $(filter-out standalone_driver/main.cpp standalone_driver/wrfgpu_bench.cpp,$(wildcard standalone_driver/*.cpp))
+DRIVER_LIB := $(filter-out standalone_driver/main.cpp standalone_driver/wrfgpu_bench.cpp,$(wildcard standalone_driver/*.cpp)) \
+              $(wildcard src/*/replay/*.cpp)
 DRIVER_SRC := standalone_driver/main.cpp $(DRIVER_LIB)
 BENCH_SRC  := standalone_driver/wrfgpu_bench.cpp $(DRIVER_LIB)
-TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp)
-FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90)
+TEST_SRC   := $(wildcard tests/*.cpp tests/*/*.cpp src/*/tests/*.cpp)
+FTEST_SRC  := $(wildcard fortran_iface/tests/*.F90 src/*/tests/*.F90)
 
 HEADERS := $(wildcard src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h standalone_driver/*.h fortran_iface/*.h)
 
@@ -132,11 +135,11 @@ bin/wrfgpu_make_large_case: tools/make_large_case.cpp $(DRIVER_LIB) $(HEADERS) l
 	@mkdir -p bin
 	$(MPICXX) $(CXXBASE) $(CXXFLAGS) -Istandalone_driver $< $(DRIVER_LIB) -o $@ $(WRFGPU_LINK) $(LIBS)
 
-# Device tests (tests/*/*.cu: the physics run on the GPU and on the host, compared bitwise),
+# Device tests (src/*/tests/*.cu: the physics run on the GPU and on the host, compared bitwise),
 # in CUDA builds only: nvcc with the strict GPU flags and the library's gencode, the host half
 # without FMA contraction or fast math either; linked into bin/wrfgpu_tests.
 ifeq ($(CUDA),1)
-TEST_CU_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard tests/*/*.cu))
+TEST_CU_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(wildcard src/*/tests/*.cu))
 $(TEST_CU_OBJ): $(BUILD)/%.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCBASE) $(NVCC_STRICT) -Xcompiler -ffp-contract=off,-fno-fast-math -DWRFGPU_MODE_NS=strict -Itests -DWRFGPU_SOURCE_DIR='"$(CURDIR)"' -c $< -o $@
@@ -152,11 +155,13 @@ $(FTEST_SUPPORT): fortran_iface/tests/support/wrfgpu_test_gpu.F90
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -fPIC -ffree-line-length-none -J$(@D) -c $< -o $@
 
-bin/%_fortran: fortran_iface/tests/%_fortran.F90 $(FTEST_SUPPORT) lib/libwrfgpu.so
+# bin/<name>_fortran from <name>_fortran.F90 in fortran_iface/tests/ or any src/<k>/tests/.
+vpath %_fortran.F90 $(sort $(dir $(FTEST_SRC)))
+bin/%_fortran: %_fortran.F90 $(FTEST_SUPPORT) lib/libwrfgpu.so
 	@mkdir -p bin
 	$(FC) $(FFLAGS_ALL) -I$(dir $(FTEST_SUPPORT)) $< $(FTEST_SUPPORT) -o $@ $(WRFGPU_LINK) -lstdc++ $(LIBS)
 
-FTEST_BIN := $(FTEST_SRC:fortran_iface/tests/%.F90=bin/%)
+FTEST_BIN := $(addprefix bin/,$(basename $(notdir $(FTEST_SRC))))
 
 # Runs the benchmark (device ceilings, then every kernel on GPU and CPU); BENCH_ARGS passes
 # options, e.g. BENCH_ARGS="--quick --kernels wsm5".

@@ -48,7 +48,7 @@ module module_wrfgpu_capture
 
   ! RADM2SORG_KPP: the WRF names (lower case) of the 41 chem species, the 17 radical arrays
   ! and the 21 photolysis rates, in the order the chem_driver hook passes them (the order of
-  ! the chem_driver GPU hook and of fortran_iface/module_wrfgpu_radm2sorg.F90)
+  ! the chem_driver GPU hook and of src/radm2sorg/fortran/module_wrfgpu_radm2sorg.F90)
   character(len=4), parameter :: RADM2SORG_CHEM(41) = (/ &
        'sulf', 'ora1', 'ora2', 'so2 ', 'eth ', 'hc5 ', 'hc8 ', 'tol ', 'xyl ', 'tpan', 'hono', &
        'h2o2', 'n2o5', 'hc3 ', 'ch4 ', 'paa ', 'hno4', 'op1 ', 'csl ', 'pan ', 'ol2 ', 'hno3', &

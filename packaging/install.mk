@@ -14,18 +14,15 @@
 # by hand. DESTDIR stages the tree elsewhere; the files still name PREFIX.
 
 # ---- the public C++ API -------------------------------------------------------------------
-# Each kernel's API header, the common headers they include or that a caller needs (errors it
-# catches, the version, GPU queries and page-locked memory, the settings table), and what those
-# include: radm2sorg.h includes the per-cell interface (Options use its constants), which
-# includes the KPP integrator and the generated mechanism. Physics, CUDA helpers, capture I/O and
-# verification stay private. tests/install/layout.sh compiles every installed header alone
-# against the installed tree, so a public header that starts to include a private one fails it.
-PUBLIC_HEADERS := $(addprefix src/common/,version.h modes.h errors.h wrf_dims.h wrfgpu_hd.h device.h config.h) \
-                  src/wsm5/wsm5.h src/wsm5/wsm5_constants.h \
-                  src/advection/advection.h \
-                  $(addprefix src/radm2sorg/,radm2sorg.h radm2sorg_interface.h kpp_rosenbrock.h kpp_rosenbrock_team.h)
-# radm2sorg_interface.h includes "generated/radm2sorg_mechanism.h": the folder is kept.
-PUBLIC_GENERATED := $(wildcard src/radm2sorg/generated/*.h)
+# The common headers a caller needs (errors it catches, the version, GPU queries and page-locked
+# memory, the settings table), then each kernel's own: src/<k>/kernel.mk adds its API header and
+# what that includes to PUBLIC_HEADERS, and its generated/ headers (kept in generated/ below
+# include/wrfgpu) to PUBLIC_GENERATED. Physics, CUDA helpers, capture I/O and verification stay
+# private. tests/install/layout.sh compiles every installed header alone against the installed
+# tree, so a public header that starts to include a private one fails it.
+PUBLIC_HEADERS := $(addprefix src/common/,version.h modes.h errors.h wrf_dims.h wrfgpu_hd.h device.h config.h)
+PUBLIC_GENERATED :=
+include $(sort $(wildcard src/*/kernel.mk))
 
 # The build tree's include/wrfgpu/ is laid out as an install's (one folder, generated/ below
 # it), so -I include/wrfgpu works on a build tree as -I PREFIX/include/wrfgpu on an install.

@@ -8,6 +8,19 @@ std::map<std::string, ReplayFactory>& replay_registry() {
   return r;
 }
 
+std::multimap<int, BenchCase>& bench_cases() {
+  static std::multimap<int, BenchCase> r;
+  return r;
+}
+std::map<std::string, std::string>& bench_aliases() {
+  static std::map<std::string, std::string> a;
+  return a;
+}
+RegisterBench::RegisterBench(int order, const std::vector<BenchCase>& cases, const std::string& alias) {
+  for (auto& c : cases) bench_cases().insert({order, c});
+  if (!alias.empty() && !cases.empty()) bench_aliases()[alias] = cases.front().kernel;
+}
+
 Patch decompose(int ni, int nj, int rank, int nranks) {
   Patch p;
   p.rank = rank;
@@ -54,35 +67,6 @@ std::unique_ptr<Replay> open_replay(const std::string& path, const Patch& patch)
     throw InputError(path + ": unknown kernel '" + kernel + "' (this driver knows: " + known + ")");
   }
   return it->second(f, patch);
-}
-
-std::vector<float> read_checked(const NcFile& f, const std::string& var,
-                                const std::vector<std::string>& dims, const Patch& patch, int halo,
-                                int region_offset_i, int region_offset_j) {
-  if (!f.has_var(var)) throw InputError(f.path() + ": variable '" + var + "' is missing");
-  auto names = f.var_dim_names(var);
-  if (names != dims) {
-    std::string want, got;
-    for (auto& d : dims) want += (want.empty() ? "" : ",") + d;
-    for (auto& d : names) got += (got.empty() ? "" : ",") + d;
-    throw InputError(f.path() + ": variable '" + var + "' has dimensions (" + got + "), expected (" +
-                     want + ")");
-  }
-  std::vector<std::size_t> start, count;
-  for (auto& d : dims) {
-    std::size_t n = f.dim_len(d);
-    if (d == "west_east" && patch.ni >= 0) {
-      start.push_back(region_offset_i + patch.i0 - halo);
-      count.push_back(patch.ni + 2 * halo);
-    } else if (d == "south_north" && patch.nj >= 0) {
-      start.push_back(region_offset_j + patch.j0 - halo);
-      count.push_back(patch.nj + 2 * halo);
-    } else {
-      start.push_back(0);
-      count.push_back(n);
-    }
-  }
-  return f.read_float_slab(var, start, count);
 }
 
 }  // namespace wrfgpu

@@ -1,6 +1,7 @@
 // replay.h - what the replay driver needs from each kernel: run the captured call on one
 // backend and hand back the outputs in capture layout, named as the capture names WRF's
-// outputs. One adapter per kernel (replay_<kernel>.cpp) registers itself by `kernel` name.
+// outputs. One adapter per kernel (src/<k>/replay/replay_<k>.cpp) registers itself by `kernel`
+// name, and its benchmark cases.
 #pragma once
 #include <functional>
 #include <map>
@@ -21,8 +22,7 @@ struct PhaseTimes {
 // A rank's part of a captured tile: columns i0..i0+ni-1, j0..j0+nj-1 as 0-based offsets
 // within the tile (mass points), as WRF decomposes a domain into patches. The default is the
 // whole tile (one rank).
-struct Patch {
-  int i0 = 0, ni = -1, j0 = 0, nj = -1;  // ni/nj < 0: the whole tile
+struct Patch : TileWindow {  // i0, ni, j0, nj; ni/nj < 0: the whole tile
   int rank = 0, nranks = 1, px = 1, py = 1;
 };
 // WRF-like 2-D decomposition of ni x nj columns over nranks: px x py tasks with px <= py and
@@ -93,15 +93,21 @@ std::map<std::string, ReplayFactory>& replay_registry();
 struct RegisterReplay {
   RegisterReplay(const std::string& kernel, ReplayFactory f) { replay_registry()[kernel] = f; }
 };
+// A case of wrfgpu_bench, registered by the kernel's adapter: the latest bundled capture whose
+// name contains `pattern`, as it is or grown to ni x nj x nk (nscalar tracers) by mirror tiling.
+struct BenchCase {
+  std::string kernel, label, pattern;
+  int ni, nj, nk, nscalar;  // 0 = the capture as it is
+};
+// Every kernel's cases by their order key, in the order wrfgpu_bench runs them (a key's cases
+// as registered).
+std::multimap<int, BenchCase>& bench_cases();
+// --kernels names: a kernel, or an alias of one (e.g. "radm2sorg" for radm2sorg_kpp).
+std::map<std::string, std::string>& bench_aliases();
+struct RegisterBench {
+  RegisterBench(int order, const std::vector<BenchCase>& cases, const std::string& alias = "");
+};
 // Opens `path`, checks capture_format, dispatches on `kernel`. InputError on anything wrong.
 std::unique_ptr<Replay> open_replay(const std::string& path, const Patch& patch = Patch());
-
-// Helpers for adapters: read a capture variable, check its dimension names, and read only
-// the patch's columns plus `halo` on each side (west_east, south_north); the other
-// dimensions whole. The patch offsets are within the tile; `region_offset_*` is where the
-// tile starts in the stored region (e.g. 4 for a capture stored with a halo of 4).
-std::vector<float> read_checked(const NcFile& f, const std::string& var,
-                                const std::vector<std::string>& dims, const Patch& patch = Patch(),
-                                int halo = 0, int region_offset_i = 0, int region_offset_j = 0);
 
 }  // namespace wrfgpu

@@ -2,8 +2,9 @@
 // cases on the GPU and on the CPU backend (all cores), side by side, in one run.
 //
 //   wrfgpu_bench [--data DIR] [--work DIR] [--repeat N] [--cpu-repeat N] [--json FILE]
-//                [--kernels wsm5,advect_scalar_pd,radm2sorg_kpp] [--quick] [--no-cpu] [--mode M]
+//                [--kernels K,K...] [--quick] [--no-cpu] [--mode M]
 //
+// Each kernel's replay adapter registers its cases (src/<k>/replay/, RegisterBench in replay.h).
 // Cases are made from the bundled captures with the large-case tool (mirror tiling) and kept
 // in --work (default /tmp/wrfgpu_bench) for the next run. Speed is proven here, never in tests.
 #include <omp.h>
@@ -34,26 +35,6 @@
 using namespace wrfgpu;
 
 namespace {
-
-struct CaseDef {
-  std::string kernel, label, pattern;  // pattern: substring of a bundled capture's name
-  int ni, nj, nk, nscalar;             // 0 = the capture as it is
-};
-
-// The benchmark cases the issues name: SOC-size and CONUS-size WSM5; 81 tracers on the
-// WRF-Chem 27 km grid and 5 on CONUS for advection; 28,889 cells and CONUS for chemistry,
-// each from a warm start (radicals carried) and a cold start (radicals 0). (The seeds' case
-// is 40x40x20 with 28,889 cells; the mirror tiling gives 39x39x19 = 28,899.)
-const std::vector<CaseDef> kCases = {
-    {"wsm5", "SOC 71x58x27", "quarter_ss_wsm5", 0, 0, 0, 0},
-    {"wsm5", "CONUS 425x300x35", "quarter_ss_wsm5", 425, 300, 35, 0},
-    {"advect_scalar_pd", "chem 134x110x35, 81 tracers", "quarter_ss_advect", 134, 110, 35, 81},
-    {"advect_scalar_pd", "CONUS 425x300x35, 5 tracers", "quarter_ss_advect", 425, 300, 35, 0},
-    {"radm2sorg_kpp", "28,899 cells (39x39x19), warm", "radm2sorg_warm", 39, 39, 19, 0},
-    {"radm2sorg_kpp", "28,899 cells (39x39x19), cold", "radm2sorg_cold", 39, 39, 19, 0},
-    {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), warm", "radm2sorg_warm", 425, 300, 35, 0},
-    {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), cold", "radm2sorg_cold", 425, 300, 35, 0},
-};
 
 std::string find_capture(const std::string& dir, const std::string& pattern) {
   std::vector<std::string> hits;
@@ -92,14 +73,14 @@ int count_option(const std::string& opt, const std::string& v) {
   return (int)n;
 }
 
-// --kernels: a comma-separated list of the kernels of kCases ("radm2sorg" for radm2sorg_kpp).
+// --kernels: a comma-separated list of the kernels of the registered cases, or their aliases.
 std::set<std::string> kernel_option(const std::string& v) {
   std::set<std::string> known, want;
-  for (auto& c : kCases) known.insert(c.kernel);
+  for (auto& c : bench_cases()) known.insert(c.second.kernel);
   std::stringstream in(v);
   std::string k;
   while (std::getline(in, k, ',')) {
-    if (k == "radm2sorg") k = "radm2sorg_kpp";
+    if (bench_aliases().count(k)) k = bench_aliases()[k];
     if (!known.count(k)) {
       std::string list;
       for (auto& n : known) list += (list.empty() ? "" : ", ") + n;
@@ -181,12 +162,9 @@ int main(int argc, char** argv) {
     }
 
     std::vector<Row> rows;
-    for (const auto& cd : kCases) {
+    for (const auto& kc : bench_cases()) {
+      const BenchCase& cd = kc.second;
       if (!kernels.empty() && !kernels.count(cd.kernel)) continue;
-      if (!replay_registry().count(cd.kernel)) {
-        std::printf("\n[%s %s] skipped: kernel not in this build\n", cd.kernel.c_str(), cd.label.c_str());
-        continue;
-      }
       if (quick && cd.ni > 200) continue;
       std::string cap = find_capture(data, cd.pattern);
       if (cap.empty()) {

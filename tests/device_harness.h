@@ -1,5 +1,5 @@
 // device_harness.h - the harness of the device tests of advection and RADM2SORG
-// (tests/advection/test_advection_device.cu, tests/radm2sorg/test_radm2sorg_device.cu): a
+// (src/advection/tests/test_advection_device.cu, src/radm2sorg/tests/test_radm2sorg_device.cu): a
 // functor f(item, out) runs for each item on the host and in a kernel with one thread per item
 // (it carries the host's or the device's pointers); the two halves' results must have the same
 // bits. Built with -DWRFGPU_DEVICE_TEST_DRY_RUN (by hand; the Makefile never sets it), the "GPU"
@@ -150,7 +150,7 @@ using Describe = std::function<std::string(int item, int j)>;
 
 // The host's and the GPU's results have the same bits, with two exceptions that are counted
 // and printed: two NaNs (the GPU's canonical NaN is not x86's) and zeros of opposite sign (nvcc
-// may compile b < a ? b : a to PTX min, which orders -0 below +0: tests/wsm5/test_wsm5_device.cu).
+// may compile b < a ? b : a to PTX min, which orders -0 below +0: src/wsm5/tests/test_wsm5_device.cu).
 // skip(item, j) leaves a result out.
 template <class T>
 ::testing::AssertionResult same_bits(const Both<T>& r, const Describe& what,

@@ -26,9 +26,10 @@ else
   echo "bin/wrfgpu_tests missing"; failed=$((failed + 1))
 fi
 
-# One program per fortran_iface/tests/test_*.F90 (make check builds them): a missing one is
-# a failure, not a test left out.
-for src in fortran_iface/tests/test_*_fortran.F90; do
+# One program per test_*_fortran.F90 in fortran_iface/tests/ and src/*/tests/ (make check
+# builds them): a missing one is a failure, not a test left out.
+for src in fortran_iface/tests/test_*_fortran.F90 src/*/tests/test_*_fortran.F90; do
+  [ -f "$src" ] || continue
   t=bin/$(basename "$src" .F90)
   echo "== $t"
   if [ ! -x "$t" ]; then echo "FAILED: $t was not built (make check builds it)"; failed=$((failed + 1)); continue; fi

@@ -1,9 +1,12 @@
 // test_util.h - helpers shared by the GoogleTest suites.
 #pragma once
 #include <gtest/gtest.h>
+#include <dirent.h>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 #include "device.h"
 
 namespace wrfgpu_test {
@@ -18,6 +21,23 @@ inline std::string data_dir() {
   return "test_data";
 }
 inline std::string data_file(const std::string& name) { return data_dir() + "/" + name; }
+
+// The captures in data_dir() whose name starts with `prefix`, contains `part` and ends in .nc,
+// sorted, with their folder.
+inline std::vector<std::string> data_files(const std::string& part, const std::string& prefix = "") {
+  std::vector<std::string> v;
+  DIR* d = opendir(data_dir().c_str());
+  if (!d) return v;
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.size() > 3 && n.substr(n.size() - 3) == ".nc" && n.find(part) != std::string::npos &&
+        n.compare(0, prefix.size(), prefix) == 0)
+      v.push_back(data_file(n));
+  }
+  closedir(d);
+  std::sort(v.begin(), v.end());
+  return v;
+}
 
 // The captures and references are committed: a missing one is a failure, not a skip.
 inline ::testing::AssertionResult data_present(const std::string& what, bool present) {

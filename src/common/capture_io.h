@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <vector>
+#include "errors.h"
 
 namespace wrfgpu {
 
@@ -79,5 +80,33 @@ class NcFile {
 
 // The library's NetCDF version string.
 std::string netcdf_version();
+
+// Columns i0..i0+ni-1, j0..j0+nj-1 of a captured tile, as 0-based offsets within it (e.g. an
+// MPI rank's patch); ni/nj < 0: the whole tile.
+struct TileWindow {
+  int i0 = 0, ni = -1, j0 = 0, nj = -1;
+};
+
+// For the kernels' capture readers: reads a capture variable after checking its dimension
+// names, only the window's columns (west_east, south_north); the other dimensions whole.
+inline std::vector<float> read_checked(const NcFile& f, const std::string& var,
+                                       const std::vector<std::string>& dims, const TileWindow& w = {}) {
+  if (!f.has_var(var)) throw InputError(f.path() + ": variable '" + var + "' is missing");
+  auto names = f.var_dim_names(var);
+  if (names != dims) {
+    std::string want, got;
+    for (auto& d : dims) want += (want.empty() ? "" : ",") + d;
+    for (auto& d : names) got += (got.empty() ? "" : ",") + d;
+    throw InputError(f.path() + ": variable '" + var + "' has dimensions (" + got + "), expected (" +
+                     want + ")");
+  }
+  std::vector<std::size_t> start, count;
+  for (auto& d : dims) {
+    const bool i = d == "west_east" && w.ni >= 0, j = d == "south_north" && w.nj >= 0;
+    start.push_back(i ? w.i0 : j ? w.j0 : 0);
+    count.push_back(i ? w.ni : j ? w.nj : f.dim_len(d));
+  }
+  return f.read_float_slab(var, start, count);
+}
 
 }  // namespace wrfgpu

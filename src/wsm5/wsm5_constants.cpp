@@ -5,7 +5,7 @@
 // rounding (MPFR); C++ constexpr float arithmetic gives the same values. Expressions that
 // involve wsm5init's dummy arguments or SAVE variables are evaluated at run time, left to
 // right, in float, as below. Values are checked bit for bit against a gfortran build of
-// WRF's wsm5init in tests/wsm5/test_wsm5_constants.cpp.
+// WRF's wsm5init in src/wsm5/tests/test_wsm5_constants.cpp.
 #include "wsm5_constants.h"
 
 #include <cmath>

@@ -7,7 +7,7 @@
 // double expressions (273.16, 1e-2, 0.0207, 10.02, 0.0364, 3.1884, 9.1e-4, 1.25664,
 // 1.88496, and lamda_radar = 0.10) are single-precision values promoted to double, and
 // CMPLX(x,y) without KIND is a default (single-precision) COMPLEX. Checked against the
-// values WRF's radar_init prints, in tests/wsm5/test_wsm5_radar.cpp.
+// values WRF's radar_init prints, in src/wsm5/tests/test_wsm5_radar.cpp.
 #include "wsm5_radar.h"
 
 #include <cmath>

@@ -12,7 +12,7 @@
 ! wrfgpu_radm2sorg_ph_name(1..21).
 !   A  backend=1 (CPU): every chem species, radical and vdrog3 value equals the reference bit
 !      for bit (glibc 2.36 on x86-64, the references' libm; with another libm the rule of
-!      tests/radm2sorg: key species within 1e-5 relative in >= 99 % of the cells, 1e-3 in
+!      src/radm2sorg/tests: key species within 1e-5 relative in >= 99 % of the cells, 1e-3 in
 !      all, above 1 molecule cm-3); nothing outside the tile or in other chem slots written.
 !   B  backend=0 (auto: the GPU when one is visible, else the CPU): bit for bit the CPU's
 !      result when it ran on the CPU, else within 1e-6 relative above 1 molecule cm-3.

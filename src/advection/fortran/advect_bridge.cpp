@@ -1,5 +1,5 @@
 // advect_bridge.cpp - C entry point of the scalar advection kernel for Fortran
-// (fortran_iface/module_wrfgpu_advect.F90), arguments as docs/wrf_reference.md D.5.
+// (src/advection/fortran/module_wrfgpu_advect.F90), arguments as docs/wrf_reference.md D.5.
 // Arrays are WRF's own (no copies on the Fortran side): 4-D tracer arrays are passed by their
 // first element of the first species to advect, e.g. moist(ims,kms,jms,PARAM_FIRST_SCALAR).
 // Errors, status and the backend default: bridge.h (*ierr 0, 1 or 2).

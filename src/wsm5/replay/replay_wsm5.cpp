@@ -1,6 +1,5 @@
 // replay_wsm5.cpp - replays a captured WSM5 call (capture kernel "wsm5").
-// Inputs are the tile WRF passed to wsm5 (no halo); the constants WRF passed are attributes,
-// and wsm5init is redone on the host from them, as WRF does at start-up.
+// The capture is read by wsm5_capture.h, the reader the tests use too.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +8,7 @@
 #include "replay.h"
 #include "wrf_dims.h"
 #include "wsm5.h"
+#include "wsm5_capture.h"
 
 namespace wrfgpu {
 namespace {
@@ -32,59 +32,14 @@ constexpr double kRainTolStrict = 1e-5, kRainTolFast = 1e-4, kSrTol = 1e-4;
 
 class Wsm5Replay : public Replay {
  public:
-  Wsm5Replay(const NcFile& f, const Patch& patch) : path_(f.path()), patch_(patch) {
-    const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
-    const std::vector<std::string> d2 = {"south_north", "west_east"};
-    nj_ = f.dim_len("south_north");
-    nk_ = f.dim_len("bottom_top");
-    ni_ = f.dim_len("west_east");
-    // WRF's own indices for the tile; memory == tile in a capture.
-    dims_.its = dims_.ims = f.att_int("its");
-    dims_.ite = dims_.ime = f.att_int("ite");
-    dims_.jts = dims_.jms = f.att_int("jts");
-    dims_.jte = dims_.jme = f.att_int("jte");
-    dims_.kts = dims_.kms = f.att_int("kts");
-    dims_.kte = dims_.kme = f.att_int("kte");
-    dims_.ids = f.att_int("ids"); dims_.ide = f.att_int("ide");
-    dims_.jds = f.att_int("jds"); dims_.jde = f.att_int("jde");
-    dims_.kds = f.att_int("kds"); dims_.kde = f.att_int("kde");
-    if ((std::size_t)dims_.tile_ni() != ni_ || (std::size_t)dims_.tile_nj() != nj_ ||
-        (std::size_t)dims_.tile_nk() != nk_)
-      throw InputError(path_ + ": tile bounds its..ite, jts..jte, kts..kte (" +
-                       std::to_string(dims_.tile_ni()) + "x" + std::to_string(dims_.tile_nj()) + "x" +
-                       std::to_string(dims_.tile_nk()) + ") do not match the dimensions west_east, "
-                       "south_north, bottom_top (" + std::to_string(ni_) + "x" + std::to_string(nj_) +
-                       "x" + std::to_string(nk_) + ")");
+  Wsm5Replay(const NcFile& f, const Patch& patch) : patch_(patch) {
     // This rank's patch: WSM5 is column-local, so a patch needs no halo.
-    if (patch_.ni < 0) { patch_.ni = (int)ni_; patch_.nj = (int)nj_; }
-    dims_.its = dims_.ims = dims_.its + patch_.i0;
-    dims_.ite = dims_.ime = dims_.its + patch_.ni - 1;
-    dims_.jts = dims_.jms = dims_.jts + patch_.j0;
-    dims_.jte = dims_.jme = dims_.jts + patch_.nj - 1;
-    ni_ = patch_.ni;
-    nj_ = patch_.nj;
-    for (const char* v : k3d_in) in3_[v] = read_checked(f, v, d3, patch_);
-    rain_ = read_checked(f, "rainnc", d2, patch_);
-    has_snow_ = f.att_int_or("snow_present", 1) != 0 && f.has_var("snownc");
-    snow_ = has_snow_ ? read_checked(f, "snownc", d2, patch_) : std::vector<float>(ni_ * nj_, 0.f);
-    delt_ = (float)f.att_double_or("delt", f.att_double("dt"));
-    if (!(delt_ > 0)) throw InputError(path_ + ": attribute 'delt' = " + std::to_string(delt_) + " is not a positive time step");
-    wsm5::Constants base = wsm5::wrf_default_constants();
-    // The constants WRF passed, when recorded (capture format: all 17 and dens).
-    base.g = get(f, "g", base.g); base.cpd = get(f, "cpd", base.cpd); base.cpv = get(f, "cpv", base.cpv);
-    base.rd = get(f, "rd", base.rd); base.rv = get(f, "rv", base.rv); base.t0c = get(f, "t0c", base.t0c);
-    base.ep1 = get(f, "ep1", base.ep1); base.ep2 = get(f, "ep2", base.ep2);
-    base.qmin = get(f, "qmin", base.qmin); base.xls = get(f, "xls", base.xls);
-    base.xlv0 = get(f, "xlv0", base.xlv0); base.xlf0 = get(f, "xlf0", base.xlf0);
-    base.den0 = get(f, "den0", base.den0); base.denr = get(f, "denr", base.denr);
-    base.cliq = get(f, "cliq", base.cliq); base.cice = get(f, "cice", base.cice);
-    base.psat = get(f, "psat", base.psat);
-    float dens = get(f, "dens", base.dens);
-    consts_ = wsm5::wsm5init(base, dens);
+    cap_ = wsm5::load_capture(f, patch);
+    if (patch_.ni < 0) { patch_.ni = (int)cap_.ni; patch_.nj = (int)cap_.nj; }
     summary_ = std::to_string(f.dim_len("west_east")) + "x" + std::to_string(f.dim_len("south_north")) +
-               "x" + std::to_string(nk_) +
+               "x" + std::to_string(cap_.nk) +
                ", step " + std::to_string(f.att_int_or("itimestep", 0)) + ", delt " +
-               fmt_g(delt_) + " s, case " + f.att_string_or("case_name", "?") +
+               fmt_g(cap_.delt) + " s, case " + f.att_string_or("case_name", "?") +
                ", source " + f.att_string_or("source", "?").substr(0, 40);
   }
 
@@ -98,9 +53,10 @@ class Wsm5Replay : public Replay {
 
   std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) override {
     // Fresh copies of the inputs: every run starts from the captured state.
-    std::map<std::string, std::vector<float>> io = in3_;
-    std::vector<float> rain = rain_, snow = snow_;
-    std::size_t n2 = ni_ * nj_;
+    std::map<std::string, std::vector<float>> io = cap_.in;
+    std::vector<float>& rain = io["rainnc"];
+    std::vector<float>& snow = io["snownc"];
+    std::size_t n2 = cap_.ni * cap_.nj;
     std::vector<float> rainncv(n2, 0.f), snowncv(n2, 0.f), sr(n2, 0.f);
     // With set_host_locked(true) the call sees the same values in page-locked arrays, kept
     // between runs like a model's state (copied in and out here, outside the timed call).
@@ -123,18 +79,18 @@ class Wsm5Replay : public Replay {
     s.th = p[0]; s.qv = p[1]; s.qc = p[2]; s.qr = p[3]; s.qi = p[4]; s.qs = p[5];
     s.den = p[6]; s.pii = p[7]; s.p = p[8]; s.delz = p[9];
     s.rain = p[10]; s.rainncv = p[12]; s.sr = p[14];
-    s.snow = has_snow_ ? p[11] : nullptr;
-    s.snowncv = has_snow_ ? p[13] : nullptr;
+    s.snow = cap_.has_snow ? p[11] : nullptr;
+    s.snowncv = cap_.has_snow ? p[13] : nullptr;
     wsm5::Options o;
     wsm5::Timing tm;
-    wsm5::run(b, m, consts_, dims_, delt_, s, o, &tm);
+    wsm5::run(b, m, cap_.c, cap_.dims, cap_.delt, s, o, &tm);
     t.h2d_ms = tm.h2d_ms; t.kernel_ms = tm.kernel_ms; t.d2h_ms = tm.d2h_ms; t.total_ms = tm.total_ms;
     t.check_ms = tm.check_ms;
     if (locked_)
       for (auto& a : arrays)
         std::memcpy(a.second->data(), a.first, sizeof(float) * a.second->size());
 
-    std::vector<std::size_t> sh3 = {nj_, nk_, ni_}, sh2 = {nj_, ni_};
+    std::vector<std::size_t> sh3 = {cap_.nj, cap_.nk, cap_.ni}, sh2 = {cap_.nj, cap_.ni};
     std::vector<OutputField> out;
     auto add = [&](const char* name, std::vector<std::size_t> sh, std::vector<float>& v, bool plmv) {
       OutputField o;
@@ -149,11 +105,11 @@ class Wsm5Replay : public Replay {
     };
     for (const char* v : {"th", "qv", "qc", "qr", "qi", "qs"}) add(v, sh3, io[v], true);
     // Mixing-ratio level means below WRF's qmin (1e-15 kg/kg) are zero to WSM5 itself.
-    for (auto& o : out) if (o.name[0] == 'q') o.level_floor = consts_.qmin;
+    for (auto& o : out) if (o.name[0] == 'q') o.level_floor = cap_.c.qmin;
     // Surface fields are one value per column: the largest cell difference decides (limits
     // above). rainnc/snownc also hold the captured accumulation: add the float rounding of
     // the running total, in each build one per minor loop and one for the input.
-    const double loops = std::max(1, (int)std::lround(delt_ / 120.f));
+    const double loops = std::max(1, (int)std::lround(cap_.delt / 120.f));
     const double tol = m == Mode::Strict ? kRainTolStrict : kRainTolFast;
     auto surface = [&](const char* name, std::vector<float>& v, double abs_tol, double ulps) {
       add(name, sh2, v, false);
@@ -163,7 +119,7 @@ class Wsm5Replay : public Replay {
     surface("rainnc", rain, tol, 2 * (loops + 1));
     surface("rainncv", rainncv, tol, 0);
     surface("sr", sr, kSrTol, 0);
-    if (has_snow_) {
+    if (cap_.has_snow) {
       surface("snownc", snow, tol, 2 * (loops + 1));
       surface("snowncv", snowncv, tol, 0);
     }
@@ -186,12 +142,12 @@ class Wsm5Replay : public Replay {
   }
 
   WorkCounts work() const override {
-    double cells = double(ni_) * nj_ * nk_, cols = double(ni_) * nj_;
+    double cells = double(cap_.ni) * cap_.nj * cap_.nk, cols = double(cap_.ni) * cap_.nj;
     WorkCounts w;
     w.h2d_bytes = 4.0 * (10 * cells + 2 * cols);   // 10 3-D inputs, rain, snow
     w.d2h_bytes = 4.0 * (6 * cells + 5 * cols);    // th, 5 q; rain, rainncv, snow, snowncv, sr
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
-    int loops = std::max(1, (int)std::lround(delt_ / 120.f));
+    int loops = std::max(1, (int)std::lround(cap_.delt / 120.f));
     // ~700 arithmetic operations per cell per minor loop on the executed path
     // (docs/wrf_reference.md A.8); transcendental calls counted as one each.
     w.flops = 760.0 * cells * loops;
@@ -199,15 +155,9 @@ class Wsm5Replay : public Replay {
   }
 
  private:
-  static float get(const NcFile& f, const char* a, float d) { return (float)f.att_double_or(a, d); }
-  std::string path_, summary_;
+  std::string summary_;
   Patch patch_;
-  std::size_t ni_ = 0, nj_ = 0, nk_ = 0;
-  WrfDims dims_;
-  std::map<std::string, std::vector<float>> in3_;
-  std::vector<float> rain_, snow_;
-  bool has_snow_ = true;
-  float delt_ = 0;
+  wsm5::Capture cap_;
   struct LockedArray {
     float* p = nullptr;
     explicit LockedArray(std::size_t n)
@@ -218,12 +168,14 @@ class Wsm5Replay : public Replay {
   };
   bool locked_ = false;
   std::vector<LockedArray> locked_mem_;
-  wsm5::Constants consts_{};
 };
 
 RegisterReplay reg("wsm5", [](const NcFile& f, const Patch& p) {
   return std::unique_ptr<Replay>(new Wsm5Replay(f, p));
 });
+// wrfgpu_bench, first: the SOC-size and CONUS-size cases the issues name.
+RegisterBench bench(1, {{"wsm5", "SOC 71x58x27", "quarter_ss_wsm5", 0, 0, 0, 0},
+                        {"wsm5", "CONUS 425x300x35", "quarter_ss_wsm5", 425, 300, 35, 0}});
 
 }  // namespace
 }  // namespace wrfgpu

@@ -1,5 +1,5 @@
 // radm2sorg_bridge.cpp - C entry points of the RADM2SORG chemistry for Fortran
-// (fortran_iface/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_reference.md D.5.
+// (src/radm2sorg/fortran/module_wrfgpu_radm2sorg.F90), arguments as docs/wrf_reference.md D.5.
 // Errors, status and the backend default: bridge.h (*ierr 0, 1 or 2; 1 also for cells whose
 // integration failed, counted in stats[3]).
 #include <chrono>

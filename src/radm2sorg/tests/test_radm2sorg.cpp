@@ -18,6 +18,7 @@
 #include "errors.h"
 #include "radm2sorg.h"
 #include "radm2sorg_backends.h"
+#include "radm2sorg_capture.h"
 #include "radm2sorg_cpu_team.h"
 #include "test_util.h"
 
@@ -198,36 +199,22 @@ TEST(Radm2sorgMechanism, EveryReactionConservesNandS) {
 // ------------------------------------------------------------------------------------------
 // 3. validation against the WRF-Chem KPP Fortran reference (test_data/*radm2sorg*.nc)
 
-struct Case {
-  std::size_t ni = 0, nk = 0, nj = 0, n = 0;
-  float dtstepc = 0;
-  std::vector<float> state, met, ref_state, ref_vdrog3;
+// The inputs (ni, nk, nj, n, dtstepc, p_nu0, state, met) as the replay adapter reads them
+// (radm2sorg_capture.h); WRF's outputs here.
+struct Case : r2::Capture {
+  std::vector<float> ref_state, ref_vdrog3;
   std::vector<int> ref_nstp, ref_nacc, ref_nrej, ref_nsng, ref_ierr;
-  int p_nu0 = 2;
 };
 
 Case load(const std::string& file) {
   NcFile nc(file);
   Case c;
-  c.ni = nc.dim_len("west_east");
-  c.nk = nc.dim_len("bottom_top");
-  c.nj = nc.dim_len("south_north");
-  c.n = c.ni * c.nk * c.nj;
-  c.dtstepc = (float)nc.att_double("dtstepc");
+  static_cast<r2::Capture&>(c) = r2::load_capture(nc);
   const auto sn = r2::state_names();
-  const auto mn = r2::met_names();
-  c.state.resize(r2::kNState * c.n);
   c.ref_state.resize(r2::kNState * c.n);
   for (int f = 0; f < r2::kNState; ++f) {
-    auto a = nc.read_float(sn[f]);
     auto b = nc.read_float(sn[f] + "_out");
-    std::copy(a.begin(), a.end(), c.state.begin() + f * c.n);
     std::copy(b.begin(), b.end(), c.ref_state.begin() + f * c.n);
-  }
-  c.met.resize(r2::kNMet * c.n);
-  for (int f = 0; f < r2::kNMet; ++f) {
-    auto a = nc.read_float(mn[f]);
-    std::copy(a.begin(), a.end(), c.met.begin() + f * c.n);
   }
   c.ref_vdrog3 = nc.read_float("vdrog3_out");
   if (nc.has_var("kpp_nstp_out")) {  // the harness files; WRF's own captures have no statistics
@@ -241,7 +228,6 @@ Case load(const std::string& file) {
     get("kpp_nsng_out", c.ref_nsng);
     get("kpp_ierr_out", c.ref_ierr);
   }
-  c.p_nu0 = nc.att_int_or("p_nu0", 2);
   return c;
 }
 

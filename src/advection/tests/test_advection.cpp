@@ -1,7 +1,6 @@
 // test_advection.cpp - scalar advection (advect_scalar_pd, advect_scalar) against WRF's Fortran,
 // CPU vs GPU, positivity, conservation, tiling and bad input.
 #include <gtest/gtest.h>
-#include <dirent.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -22,20 +21,7 @@ using namespace wrfgpu::advection;
 
 namespace {
 
-std::vector<std::string> data_files(const std::string& must_contain, const std::string& prefix = "") {
-  std::vector<std::string> out;
-  DIR* dir = opendir(wrfgpu_test::data_dir().c_str());
-  if (!dir) return out;
-  while (dirent* e = readdir(dir)) {
-    std::string n = e->d_name;
-    if (n.size() > 3 && n.substr(n.size() - 3) == ".nc" && n.find(must_contain) != std::string::npos &&
-        n.compare(0, prefix.size(), prefix) == 0)
-      out.push_back(wrfgpu_test::data_file(n));
-  }
-  closedir(dir);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using wrfgpu_test::data_files;
 
 // Tile of species s of a WRF-layout 4-D array as a dense (i fastest, k, j) array.
 std::vector<float> tile_of(const std::vector<float>& a, const WrfDims& d, int s) {

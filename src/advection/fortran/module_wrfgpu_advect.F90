@@ -13,7 +13,7 @@
 ! replaces the advect_scalar_pd call of rk_scalar_tend for one species. wrf_patch uses the
 ! batched form: wrfgpu_advect_batch in solve_em.F before each variable loop, then
 ! wrfgpu_advect_take in rk_scalar_tend (per-species wrfgpu_advect where nothing is held).
-! flags(16) and dims(18) as in fortran_iface/advect_bridge.cpp; wrfgpu_advect_flags builds
+! flags(16) and dims(18) as in src/advection/fortran/advect_bridge.cpp; wrfgpu_advect_flags builds
 ! flags from the config_flags members, so WRF's derived type never enters this module.
 ! On error (fortran_iface/bridge.h, the same for every bridge): with stat present, stat = 2
 ! (bad input) / 1 (runtime) after the message is printed; without it the run stops (inside

@@ -12,7 +12,7 @@
 // IEEE division and square root, no flush to zero), the host half by g++ without FMA
 // contraction or fast math (-Xcompiler -ffp-contract=off,-fno-fast-math, Makefile): both halves
 // must perform the same IEEE operations in the same order. The scheme uses + - * / and
-// min/max/fabs/copysign only (no libm function that rounds: unlike tests/wsm5/
+// min/max/fabs/copysign only (no libm function that rounds: unlike src/wsm5/tests/
 // test_wsm5_device.cu no common libm is needed), so every difference is one of the compiled
 // physics: an FMA contraction, a reassociation, another branch or another constant.
 // This file's copy of the physics lives in its own physics namespace
@@ -43,7 +43,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <functional>
 #include <memory>
 #include <random>
@@ -147,21 +146,6 @@ void finish(AdvCase& c) {
   c.ring = Box3{d.its - 1, c.v.itf + 1, d.kts, c.v.ktf, d.jts - 1, c.v.jtf + 1};
 }
 
-std::vector<std::string> advect_files(const std::string& prefix) {
-  std::vector<std::string> out;
-  DIR* dir = opendir(wrfgpu_test::data_dir().c_str());
-  if (!dir) return out;
-  while (dirent* e = readdir(dir)) {
-    const std::string n = e->d_name;
-    if (n.size() > 3 && n.substr(n.size() - 3) == ".nc" && n.find("advect") != std::string::npos &&
-        n.compare(0, prefix.size(), prefix) == 0)
-      out.push_back(wrfgpu_test::data_file(n));
-  }
-  closedir(dir);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 AdvCase capture_case(const std::string& path) {
   AdvCase c;
   c.cap = std::make_shared<AdvectCapture>(advection::load_capture(path));
@@ -186,7 +170,7 @@ AdvCase synth_case(const std::string& name, const advection::SynthSpec& sp) {
 // The reference cases and the synthetic ones; with `real`, the WRF captures too.
 std::vector<AdvCase> cases(bool real) {
   std::vector<AdvCase> v;
-  for (const auto& f : advect_files("ref_advect_")) v.push_back(capture_case(f));
+  for (const auto& f : wrfgpu_test::data_files("advect", "ref_advect_")) v.push_back(capture_case(f));
   {  // Courant number beyond 1 (the upwind coefficients clip), negative time step (ts = -1)
     advection::SynthSpec sp;
     sp.nx = 14; sp.ny = 12; sp.nz = 9; sp.nspec = 4; sp.seed = 31;
@@ -210,7 +194,7 @@ std::vector<AdvCase> cases(bool real) {
   }
   if (real)
     for (const char* pre : {"quarter_ss_", "squall2d_"})
-      for (const auto& f : advect_files(pre)) {
+      for (const auto& f : wrfgpu_test::data_files("advect", pre)) {
         v.push_back(capture_case(f));
         v.back().real = true;
       }
@@ -675,7 +659,7 @@ TEST(AdvectionDevice, FluxOperators) {
         push(s);
       }
   std::size_t from_captures = 0;
-  for (const auto& f : advect_files("ref_advect_pd_")) {  // tracer rows of WRF's inputs
+  for (const auto& f : wrfgpu_test::data_files("advect", "ref_advect_pd_")) {  // tracer rows of WRF's inputs
     const AdvectCapture cap = advection::load_capture(f);
     const WrfDims& d = cap.d;
     for (int s = 0; s < cap.nspec; ++s)

@@ -17,7 +17,7 @@
 // contraction or fast math (-Xcompiler -ffp-contract=off,-fno-fast-math, Makefile): both halves
 // must perform the same IEEE operations in the same order.
 //
-// One libm for both halves, as in tests/wsm5/test_wsm5_device.cu. The rate constants call exp,
+// One libm for both halves, as in src/wsm5/tests/test_wsm5_device.cu. The rate constants call exp,
 // pow and log10 (radm2sorg_rates.h), rc_n2o5 calls expf and powf (radm2sorg_interface.h), the
 // step-size control calls pow (kpp_rosenbrock.h). CUDA's versions of these are not glibc's: they
 // differ by an ulp on some arguments, and one ulp in a rate constant or in a step-size factor
@@ -38,7 +38,7 @@
 //
 // Inputs: the bundled captures test_data/radm2sorg_{cold,warm}_40x15x20.nc (WRF-Chem's KPP
 // Fortran in a per-cell harness) and quarter_ss_chem_radm2sorg_kpp_*.nc (a call captured inside
-// WRF-Chem), read as tests/radm2sorg/test_radm2sorg.cpp reads them; cells are sampled over every
+// WRF-Chem), read by radm2sorg_capture.h as the replay and the other tests read them; cells are sampled over every
 // level of each file. Matrices and vectors for the linear algebra come from these cells'
 // Jacobians, with singular and near-singular pivots added.
 //
@@ -98,6 +98,7 @@ static WRFGPU_HD float powf(float x, float y) { return (float)wrfgpu_devtest_lib
 #undef WRFGPU_MODE_NS
 #define WRFGPU_MODE_NS strict_devtest
 #include "radm2sorg.h"
+#include "radm2sorg_capture.h"
 
 namespace {
 
@@ -137,27 +138,21 @@ struct Batch {
 // m cells spread over the file (every level), in the capture format test_radm2sorg.cpp reads.
 Batch sample(const std::string& file, std::size_t m) {
   const std::string path = wrfgpu_test::data_file(file);
-  NcFile nc(path);
-  const std::size_t ni = nc.dim_len("west_east"), nk = nc.dim_len("bottom_top"), nj = nc.dim_len("south_north");
-  const std::size_t n = ni * nk * nj;
+  const r2::Capture c = r2::load_capture(NcFile(path));  // the replay adapter's reader
+  const std::size_t ni = c.ni, nk = c.nk, n = c.n;
   m = std::min(m, n);
   Batch b;
   b.n = m;
-  b.dtstepc = (float)nc.att_double("dtstepc");
-  b.p_nu0 = nc.att_int_or("p_nu0", 2);
+  b.dtstepc = c.dtstepc;
+  b.p_nu0 = c.p_nu0;
   std::vector<std::size_t> cells(m);
   for (std::size_t q = 0; q < m; ++q) cells[q] = (std::size_t)(((double)q + 0.5) * (double)n / (double)m);
-  const auto sn = r2::state_names(), mn = r2::met_names();
   b.state.resize((std::size_t)r2::kNState * m);
   b.met.resize((std::size_t)r2::kNMet * m);
-  for (int f = 0; f < r2::kNState; ++f) {
-    const auto a = nc.read_float(sn[f]);
-    for (std::size_t q = 0; q < m; ++q) b.state[(std::size_t)f * m + q] = a[cells[q]];
-  }
-  for (int f = 0; f < r2::kNMet; ++f) {
-    const auto a = nc.read_float(mn[f]);
-    for (std::size_t q = 0; q < m; ++q) b.met[(std::size_t)f * m + q] = a[cells[q]];
-  }
+  for (int f = 0; f < r2::kNState; ++f)
+    for (std::size_t q = 0; q < m; ++q) b.state[(std::size_t)f * m + q] = c.state[(std::size_t)f * n + cells[q]];
+  for (int f = 0; f < r2::kNMet; ++f)
+    for (std::size_t q = 0; q < m; ++q) b.met[(std::size_t)f * m + q] = c.met[(std::size_t)f * n + cells[q]];
   for (std::size_t q = 0; q < m; ++q) {
     const std::size_t c = cells[q];
     b.where.push_back(file + " cell " + std::to_string(c) + " (i " + std::to_string(c % ni) + ", k " +

@@ -1,12 +1,12 @@
 // replay_radm2sorg.cpp - replays a captured call of WRF-Chem's RADM2SORG KPP chemistry
 // (capture kernel "radm2sorg_kpp"): every cell of the tile integrated over dtstepc with the
 // Rosenbrock Ros3 solver, from the chem species and radicals (ppmv/ppm), qv, t_phy, p_phy,
-// rho_phy and 21 photolysis rates (min-1) WRF passed. Cells are independent, so a rank's
-// patch is read as a hyperslab.
+// rho_phy and 21 photolysis rates (min-1) WRF passed, read by radm2sorg_capture.h.
 #include <algorithm>
 #include <chrono>
 #include "errors.h"
 #include "radm2sorg.h"
+#include "radm2sorg_capture.h"
 #include "replay.h"
 
 namespace wrfgpu {
@@ -15,42 +15,15 @@ namespace {
 class Radm2sorgReplay : public Replay {
  public:
   Radm2sorgReplay(const NcFile& f, const Patch& patch) : patch_(patch) {
-    const std::vector<std::string> d3 = {"south_north", "bottom_top", "west_east"};
-    // The region is the tile its:ite, kts:kte, jts:jte (capture format). Under MPI the driver
-    // splits ranks by these attributes, so they must agree with the stored dimensions.
-    const long ni = (long)f.dim_len("west_east"), nj = (long)f.dim_len("south_north"),
-               nk = (long)f.dim_len("bottom_top");
-    const long ti = f.att_int("ite") - f.att_int("its") + 1, tj = f.att_int("jte") - f.att_int("jts") + 1,
-               tk = f.att_int("kte") - f.att_int("kts") + 1;
-    if (ti != ni || tj != nj || tk != nk)
-      throw InputError(f.path() + ": tile bounds its..ite, jts..jte, kts..kte (" + std::to_string(ti) + "x" +
-                       std::to_string(tj) + "x" + std::to_string(tk) + ") do not match the dimensions "
-                       "west_east, south_north, bottom_top (" + std::to_string(ni) + "x" + std::to_string(nj) +
-                       "x" + std::to_string(nk) + ")");
+    c_ = radm2sorg::load_capture(f, patch);  // the tests' reader too
     if (patch_.ni < 0) {
-      patch_.ni = (int)f.dim_len("west_east");
-      patch_.nj = (int)f.dim_len("south_north");
+      patch_.ni = (int)c_.ni;
+      patch_.nj = (int)c_.nj;
     }
-    nk_ = f.dim_len("bottom_top");
-    ncell_ = (std::size_t)patch_.ni * patch_.nj * nk_;
     names_ = radm2sorg::state_names();
-    for (auto& n : names_) {
-      auto v = read_checked(f, n, d3, patch_);
-      state_.insert(state_.end(), v.begin(), v.end());
-    }
-    for (auto& n : radm2sorg::met_names()) {
-      auto v = read_checked(f, n, d3, patch_);
-      met_.insert(met_.end(), v.begin(), v.end());
-    }
-    dtstepc_ = (float)f.att_double_or("dtstepc", f.att_double("dt"));
-    if (!(dtstepc_ > 0)) throw InputError(f.path() + ": attribute 'dtstepc' = " + std::to_string(dtstepc_) + " is not a positive time step");
-    p_nu0_ = f.att_int_or("p_nu0", 2);
-    std::string method = f.att_string_or("method", "ros3");
-    if (method != "ros3")
-      throw InputError(f.path() + ": attribute 'method' = '" + method + "': WRF's interface uses ros3");
-    summary_ = std::to_string(f.dim_len("west_east") * f.dim_len("south_north") * nk_) + " cells (" +
+    summary_ = std::to_string(f.dim_len("west_east") * f.dim_len("south_north") * c_.nk) + " cells (" +
                std::to_string(f.dim_len("west_east")) + "x" + std::to_string(f.dim_len("south_north")) + "x" +
-               std::to_string(nk_) + "), dtstepc " + std::to_string((int)dtstepc_) + " s, case " +
+               std::to_string(c_.nk) + "), dtstepc " + std::to_string((int)c_.dtstepc) + " s, case " +
                f.att_string_or("case_name", "?");
   }
 
@@ -58,13 +31,13 @@ class Radm2sorgReplay : public Replay {
   std::string summary() const override { return summary_; }
 
   std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) override {
-    std::vector<float> state = state_;  // every run starts from the captured state
-    std::vector<float> vdrog3((std::size_t)radm2sorg::kLdrog * ncell_, 0.f);
+    std::vector<float> state = c_.state;  // every run starts from the captured state
+    std::vector<float> vdrog3((std::size_t)radm2sorg::kLdrog * c_.n, 0.f);
     radm2sorg::Options o;
     o.backend = b;
     o.mode = m;
-    o.dtstepc = dtstepc_;
-    o.p_nu0 = p_nu0_;
+    o.dtstepc = c_.dtstepc;
+    o.p_nu0 = c_.p_nu0;
     o.precision = single_ ? radm2sorg::Precision::Float : radm2sorg::Precision::Double;
     radm2sorg::Stats st;
     if (wrf_arrays_) {
@@ -72,19 +45,19 @@ class Radm2sorgReplay : public Replay {
       // array chem(i,k,j) of the tile with memory dimensions = tile dimensions, and the chem
       // species are consecutive 3-D arrays of one 4-D array. Timed whole, as the Fortran
       // bridge's call costs.
-      const std::size_t n = ncell_;
+      const std::size_t n = c_.n;
       radm2sorg::WrfArrays a;
       a.d.ids = a.d.ims = a.d.its = 1;
       a.d.ide = a.d.ime = a.d.ite = patch_.ni;
       a.d.kds = a.d.kms = a.d.kts = 1;
-      a.d.kde = a.d.kme = a.d.kte = (int)nk_;
+      a.d.kde = a.d.kme = a.d.kte = (int)c_.nk;
       a.d.jds = a.d.jms = a.d.jts = 1;
       a.d.jde = a.d.jme = a.d.jte = patch_.nj;
       a.chem = state.data();
       a.num_chem = radm2sorg::kNChem;
       for (int q = 0; q < radm2sorg::kNChem; ++q) a.p_chem[q] = q + 1;
       for (int q = 0; q < radm2sorg::kNRad; ++q) a.rad[q] = state.data() + (radm2sorg::kNChem + q) * n;
-      const float* met = met_.data();
+      const float* met = c_.met.data();
       a.qv = met + radm2sorg::kQv * n;
       a.t_phy = met + radm2sorg::kTphy * n;
       a.p_phy = met + radm2sorg::kPphy * n;
@@ -98,7 +71,7 @@ class Radm2sorgReplay : public Replay {
       // Timed whole, as the run_wrf call above: the input checks, the integration and the
       // copies (Stats::seconds alone leaves the checks out).
       const auto t0 = std::chrono::steady_clock::now();
-      st = radm2sorg::run_dense(o, ncell_, state.data(), met_.data(), vdrog3.data());
+      st = radm2sorg::run_dense(o, c_.n, state.data(), c_.met.data(), vdrog3.data());
       t.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
     t.check_ms = st.check_seconds * 1e3;
@@ -106,7 +79,7 @@ class Radm2sorgReplay : public Replay {
     t.kernel_ms = st.backend_used == Backend::Cpu ? t.total_ms : st.gpu_kernel_ms;
     t.h2d_ms = st.gpu_h2d_ms;
     t.d2h_ms = st.gpu_d2h_ms;
-    std::vector<std::size_t> sh3 = {(std::size_t)patch_.nj, nk_, (std::size_t)patch_.ni};
+    std::vector<std::size_t> sh3 = {(std::size_t)patch_.nj, c_.nk, (std::size_t)patch_.ni};
     std::vector<OutputField> out;
     auto add = [&](const std::string& name, const std::string& ref, std::vector<std::size_t> sh,
                    const float* data, std::size_t n, bool plmv) {
@@ -121,9 +94,9 @@ class Radm2sorgReplay : public Replay {
       out.push_back(std::move(f));
     };
     for (std::size_t s = 0; s < names_.size(); ++s)
-      add(names_[s], names_[s] + "_out", sh3, state.data() + s * ncell_, ncell_, true);
+      add(names_[s], names_[s] + "_out", sh3, state.data() + s * c_.n, c_.n, true);
     std::vector<std::size_t> shv = {(std::size_t)radm2sorg::kLdrog, sh3[0], sh3[1], sh3[2]};
-    if (p_nu0_ > 1) add("vdrog3", "vdrog3_out", shv, vdrog3.data(), vdrog3.size(), true);
+    if (c_.p_nu0 > 1) add("vdrog3", "vdrog3_out", shv, vdrog3.data(), vdrog3.size(), true);
     std::vector<float> nstp(st.nstp.begin(), st.nstp.end());
     add("kpp_nstp", "kpp_nstp_out", sh3, nstp.data(), nstp.size(), false);
     return out;
@@ -141,12 +114,12 @@ class Radm2sorgReplay : public Replay {
 
   WorkCounts work() const override {
     WorkCounts w;
-    w.h2d_bytes = 4.0 * (state_.size() + met_.size());
-    w.d2h_bytes = 4.0 * (state_.size() + (double)radm2sorg::kLdrog * ncell_);
+    w.h2d_bytes = 4.0 * (c_.state.size() + c_.met.size());
+    w.d2h_bytes = 4.0 * (c_.state.size() + (double)radm2sorg::kLdrog * c_.n);
     w.dev_bytes = w.h2d_bytes + w.d2h_bytes;
     // ~12 kflop per Ros3 step (docs/wrf_reference.md C.7) x a typical 10 steps, + rate constants.
-    w.flops = ncell_ * (12e3 * 10 + 1e3);
-    w.cells = (double)ncell_;
+    w.flops = c_.n * (12e3 * 10 + 1e3);
+    w.cells = (double)c_.n;
     return w;
   }
 
@@ -161,19 +134,24 @@ class Radm2sorgReplay : public Replay {
 
  private:
   Patch patch_;
-  std::size_t nk_ = 0, ncell_ = 0;
+  radm2sorg::Capture c_;
   std::vector<std::string> names_;
-  std::vector<float> state_, met_;
-  float dtstepc_ = 0;
   bool single_ = false;  // the solver in single precision (bench)
   bool wrf_arrays_ = false;  // through run_wrf (bench)
-  int p_nu0_ = 2;
   std::string summary_;
 };
 
 RegisterReplay reg("radm2sorg_kpp", [](const NcFile& f, const Patch& p) {
   return std::unique_ptr<Replay>(new Radm2sorgReplay(f, p));
 });
+// wrfgpu_bench, last (--kernels radm2sorg names it too): 28,889 cells and CONUS, each from a
+// warm start (radicals carried) and a cold start (radicals 0). (The seeds' case is 40x40x20
+// with 28,889 cells; the mirror tiling gives 39x39x19 = 28,899.)
+RegisterBench bench(3, {{"radm2sorg_kpp", "28,899 cells (39x39x19), warm", "radm2sorg_warm", 39, 39, 19, 0},
+                        {"radm2sorg_kpp", "28,899 cells (39x39x19), cold", "radm2sorg_cold", 39, 39, 19, 0},
+                        {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), warm", "radm2sorg_warm", 425, 300, 35, 0},
+                        {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), cold", "radm2sorg_cold", 425, 300, 35, 0}},
+                    "radm2sorg");
 
 }  // namespace
 }  // namespace wrfgpu

@@ -1,0 +1,5 @@
+# src/radm2sorg/kernel.mk - RADM2SORG's public headers (packaging/install.mk): radm2sorg.h
+# includes the per-cell interface (Options use its constants), which includes the KPP
+# integrator and the generated mechanism ("generated/radm2sorg_mechanism.h": the folder is kept).
+PUBLIC_HEADERS += $(addprefix src/radm2sorg/,radm2sorg.h radm2sorg_interface.h kpp_rosenbrock.h kpp_rosenbrock_team.h)
+PUBLIC_GENERATED += $(wildcard src/radm2sorg/generated/*.h)

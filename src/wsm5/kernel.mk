@@ -1,0 +1,2 @@
+# src/wsm5/kernel.mk - WSM5's public headers (packaging/install.mk): the API and its constants.
+PUBLIC_HEADERS += src/wsm5/wsm5.h src/wsm5/wsm5_constants.h
