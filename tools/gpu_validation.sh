@@ -8,6 +8,7 @@ out=${1:-gpu_validation}
 mkdir -p "$out"
 cd "$(dirname "$0")/.." || exit 2
 B=${WRFGPU_BUNDLE:-.}
+unset WRFGPU_BUNDLE  # not a setting of the library: the programs would warn about it
 [ -d "$B/lib" ] && export LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The machine's own Open MPI when it has one; else the bundled one.
