@@ -1,9 +1,5 @@
 // config_bridge.cpp - the settings table (src/common/config.h) for the Fortran modules, so
 // that the switches the WRF hooks read go through the same rules as every other setting.
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-
 #include "bridge.h"
 #include "config.h"
 
