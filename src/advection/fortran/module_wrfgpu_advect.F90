@@ -32,7 +32,13 @@ MODULE module_wrfgpu_advect
   ! them (wrfgpu_advect_take) in place of calling advect_scalar_pd / advect_scalar. A species'
   ! advection reads only that species and the met fields, which the variable loop does not
   ! change before the species' own turn, so the result is the one the loop would compute.
-  REAL, ALLOCATABLE, SAVE :: batch_tend(:,:,:,:)
+  ! The held tendencies: batch_tend(ims:ime, kms:kme, jms:jme, first:last) is a view of
+  ! batch_store, which only grows. (Allocating batch_tend with each call's bounds freed and
+  ! allocated it again whenever the array changed, moist then chem in every Runge-Kutta step:
+  ! in WRF-Chem that was a fresh mmap, page faults as it was zeroed, and a munmap, 6 times a
+  ! step; docs/performance.md.)
+  REAL, ALLOCATABLE, TARGET, SAVE :: batch_store(:)
+  REAL, POINTER, SAVE :: batch_tend(:,:,:,:) => NULL()
   INTEGER, SAVE :: batch_first = 1, batch_last = 0, batch_pd = -1
   INTEGER, SAVE :: batch_box(6) = 0        ! ips, ipe, jps, jpe, kps, kpe of the held batch
   CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
@@ -133,6 +139,7 @@ CONTAINS
     INTEGER, INTENT(IN), OPTIONAL :: backend
     INTEGER, INTENT(OUT), OPTIONAL :: stat
     INTEGER(C_INT) :: dims(18), ierr, b, f(16)
+    INTEGER(C_SIZE_T) :: n
     REAL(C_DOUBLE) :: t(4)
     REAL(C_FLOAT) :: unused(1)
 
@@ -144,26 +151,25 @@ CONTAINS
     ELSE IF (last < first) THEN
       ierr = 0
     ELSE
-      IF (ALLOCATED(batch_tend)) THEN
-        IF (LBOUND(batch_tend, 1) /= ims .OR. UBOUND(batch_tend, 1) /= ime .OR.             &
-            LBOUND(batch_tend, 2) /= kms .OR. UBOUND(batch_tend, 2) /= kme .OR.             &
-            LBOUND(batch_tend, 3) /= jms .OR. UBOUND(batch_tend, 3) /= jme .OR.             &
-            LBOUND(batch_tend, 4) /= first .OR. UBOUND(batch_tend, 4) /= last)              &
-          DEALLOCATE(batch_tend)
+      n = INT(ime - ims + 1, C_SIZE_T) * INT(kme - kms + 1, C_SIZE_T) *                     &
+          INT(jme - jms + 1, C_SIZE_T) * INT(last - first + 1, C_SIZE_T)
+      IF (ALLOCATED(batch_store)) THEN
+        IF (SIZE(batch_store, KIND=C_SIZE_T) < n) DEALLOCATE(batch_store)
       END IF
-      IF (.NOT. ALLOCATED(batch_tend)) ALLOCATE(batch_tend(ims:ime, kms:kme, jms:jme, first:last))
-      batch_tend = 0.   ! as zero_tend before each species in rk_scalar_tend
+      IF (.NOT. ALLOCATED(batch_store)) ALLOCATE(batch_store(n))
+      batch_tend(ims:ime, kms:kme, jms:jme, first:last) => batch_store(1:n)
+      batch_store(1:n) = 0.   ! as zero_tend before each species in rk_scalar_tend
       dims = (/ ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
                 ips, ipe, jps, jpe, kps, kpe /)
       b = 0
       IF (PRESENT(backend)) b = backend
       f = flags
       IF (pd /= 0) THEN
-        CALL wrfgpu_advect_run(1_C_INT, INT(last - first + 1, C_INT), field, field_old, batch_tend, &
+        CALL wrfgpu_advect_run(1_C_INT, INT(last - first + 1, C_INT), field, field_old, batch_store, &
              unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
              rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b, t, ierr)
       ELSE   ! advect_scalar(scalar, scalar, ...): field_old is not read
-        CALL wrfgpu_advect_run(0_C_INT, INT(last - first + 1, C_INT), field, field, batch_tend,    &
+        CALL wrfgpu_advect_run(0_C_INT, INT(last - first + 1, C_INT), field, field, batch_store,    &
              unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
              rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b, t, ierr)
       END IF
@@ -196,6 +202,7 @@ CONTAINS
     IF (took) took = its >= batch_box(1) .AND. ite <= batch_box(2) .AND. &
                      jts >= batch_box(3) .AND. jte <= batch_box(4) .AND. &
                      kts >= batch_box(5) .AND. kte <= batch_box(6)
+    IF (took) took = ASSOCIATED(batch_tend)
     IF (took) took = LBOUND(batch_tend, 1) == ims .AND. UBOUND(batch_tend, 1) == ime .AND. &
                      LBOUND(batch_tend, 2) == kms .AND. UBOUND(batch_tend, 2) == kme .AND. &
                      LBOUND(batch_tend, 3) == jms .AND. UBOUND(batch_tend, 3) == jme

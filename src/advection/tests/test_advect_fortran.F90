@@ -9,6 +9,8 @@
 !   D  RK1/RK2 (advect_scalar): batched+take equals per-species calls bit for bit
 !   E  nothing held after wrfgpu_advect_batch_end, for another kind of step, for a species
 !      outside the batch or a tile outside its patch; tenddec is refused with stat 2.
+!   F  batches of other species ranges in turn (WRF-Chem's moist, then chem, every RK step),
+!      each taken as WRF computes it                           -> equals WRF bit for bit
 ! Cells outside each tile keep their sentinel. Prints PASS/FAIL lines; exit 1 on failure.
 ! Arguments: captures (default: quarter_ss step 120, then squall2d_x step 800, a 2-D case
 ! whose 2x2 tiling has a tile on the staggered end row only).
@@ -31,7 +33,7 @@ program test_advect_fortran
   real, allocatable :: ru(:,:,:), rv(:,:,:), rom(:,:,:), work(:,:,:)
   real, allocatable :: mut(:,:), mub(:,:), mu_old(:,:), msftx(:,:), msfty(:,:)
   real, allocatable :: c1(:), c2(:), fzm(:), fzp(:), rdzw(:)
-  integer :: tiles(4, 4), t, s
+  integer :: tiles(4, 4), t, s, round
   logical :: took, all_took
 
   nfail = 0
@@ -168,6 +170,22 @@ contains
   flags(16) = 0
   call wrfgpu_advect_take(1, 1, work, took, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
   call check(stat == 2 .and. .not. took, 'E: tenddec refused with stat 2, nothing held')
+  ! ---- F: batches of other species ranges in turn, as WRF-Chem makes them (moist, then chem,
+  ! in every Runge-Kutta step; the held tendencies are one store that grows, viewed with each
+  ! batch's bounds): a larger batch, a smaller one, twice over
+  if (nspec >= 2) then
+    tb = sentinel
+    all_took = .true.
+    do round = 1, 2
+      call batch_range(2, nspec)
+      call take_range(2, nspec, tb)
+      call batch_range(1, 1)
+      call take_range(1, 1, tb)
+    end do
+    call check(all_took, 'F: every species taken from batches of other ranges in turn')
+    call check(same(tb, ref, .true.), 'F: batches of other species ranges in turn == WRF (bitwise, patch)')
+  end if
+
   deallocate(field, field_old, ref, ta, tb, tc, td, te, ru, rv, rom, work)
   deallocate(mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw)
   end subroutine test_file
@@ -179,6 +197,32 @@ contains
          ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                          &
          its, ite, jts, jte, kts, kte, backend=backend)
   end subroutine batch
+
+  ! The last RK step's batch of species first..last, passed as WRF passes them: the array
+  ! element of the first species (sequence association), not a section
+  subroutine batch_range(first, last)
+    integer, intent(in) :: first, last
+    call wrfgpu_advect_batch('chem', 1, first, last, field(ims,kms,jms,first),                &
+         field_old(ims,kms,jms,first), ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2,     &
+         fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,                                         &
+         ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                             &
+         its, ite, jts, jte, kts, kte, backend=4)
+  end subroutine batch_range
+
+  ! wrfgpu_advect_take of species first..last on every tile into dst
+  subroutine take_range(first, last, dst)
+    integer, intent(in) :: first, last
+    real, intent(inout) :: dst(ims:ime, kms:kme, jms:jme, nspec)
+    do t = 1, 4
+      do s = first, last
+        work = sentinel
+        call wrfgpu_advect_take(s, 1, work, took, ims, ime, kms, kme, jms, jme, &
+                                tiles(1,t), tiles(2,t), kts, kte, tiles(3,t), tiles(4,t))
+        all_took = all_took .and. took
+        call keep_tile(work, dst(:,:,:,s), t)
+      end do
+    end do
+  end subroutine take_range
 
   ! rk_scalar_tend's zero_tend(advect_tend) on tile t, before the per-species call
   subroutine zero_tend(t)
