@@ -38,8 +38,9 @@ for s in $stages; do
         grep -E "^== |result:|FAIL" "$out/replay_$m.log" | head -40; tail -n 1 "$out/replay_$m.log"
       done ;;
     sanitize)
-      # One small capture per kernel (the smallest file of each).
-      for k in wsm5 advect radm2sorg; do
+      # One small capture per kernel (the smallest file of each; src/<k>/kernel.mk names the
+      # part of its captures' file names).
+      for k in $(sed -n 's/^CAPTURE_NAMES *+= *//p' src/*/kernel.mk); do
         f=$(ls -S test_data/*"$k"*.nc 2>/dev/null | tail -1)
         [ -n "$f" ] || continue
         for tool in memcheck racecheck initcheck; do

@@ -3,3 +3,5 @@
 # integrator and the generated mechanism ("generated/radm2sorg_mechanism.h": the folder is kept).
 PUBLIC_HEADERS += $(addprefix src/radm2sorg/,radm2sorg.h radm2sorg_interface.h kpp_rosenbrock.h kpp_rosenbrock_team.h)
 PUBLIC_GENERATED += $(wildcard src/radm2sorg/generated/*.h)
+# Its captures are the test_data/*.nc files whose names contain this (tools/gpu_validation.sh).
+CAPTURE_NAMES += radm2sorg
