@@ -2,8 +2,10 @@
 // (src/advection/tests/test_advection_device.cu, src/radm2sorg/tests/test_radm2sorg_device.cu): a
 // functor f(item, out) runs for each item on the host and in a kernel with one thread per item
 // (it carries the host's or the device's pointers); the two halves' results must have the same
-// bits. Built with -DWRFGPU_DEVICE_TEST_DRY_RUN (by hand; the Makefile never sets it), the "GPU"
-// half runs on the host over copies of the inputs: a check of the inputs and the harness.
+// bits. WSM5's device test (src/wsm5/tests/test_wsm5_device.cu) runs its functors its own way
+// and shares the rest: Both, hexbits, num, same_bits, count_if_out. Built with
+// -DWRFGPU_DEVICE_TEST_DRY_RUN (by hand; the Makefile never sets it), the "GPU" half runs on the
+// host over copies of the inputs: a check of the inputs and the harness.
 #pragma once
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>

@@ -75,15 +75,7 @@ contains
   call batch(1, 4)
   ta = sentinel
   all_took = .true.
-  do t = 1, 4
-    do s = 1, nspec
-      work = sentinel
-      call wrfgpu_advect_take(s, 1, work, took, ims, ime, kms, kme, jms, jme, &
-                              tiles(1,t), tiles(2,t), kts, kte, tiles(3,t), tiles(4,t))
-      all_took = all_took .and. took
-      call keep_tile(work, ta(:,:,:,s), t)
-    end do
-  end do
+  call take_range(1, nspec, ta)
   call check(all_took, 'A: every species taken on every tile after wrfgpu_advect_batch')
   call check(same(ta, ref, .true.), 'A: batched + take == WRF advect_scalar_pd (bitwise, patch)')
   call check(untouched(ta), 'A: nothing written outside the tiles')
@@ -119,14 +111,7 @@ contains
   ! ---- C: CPU backend, batched
   call batch(1, 1)
   tc = sentinel
-  do t = 1, 4
-    do s = 1, nspec
-      work = sentinel
-      call wrfgpu_advect_take(s, 1, work, took, ims, ime, kms, kme, jms, jme, &
-                              tiles(1,t), tiles(2,t), kts, kte, tiles(3,t), tiles(4,t))
-      call keep_tile(work, tc(:,:,:,s), t)
-    end do
-  end do
+  call take_range(1, nspec, tc)
   call check(same(tc, ref, .true.), 'C: CPU backend batched == WRF (bitwise)')
 
   ! ---- D: RK1/RK2 (advect_scalar on field)
@@ -177,9 +162,9 @@ contains
     tb = sentinel
     all_took = .true.
     do round = 1, 2
-      call batch_range(2, nspec)
+      call batch_range(2, nspec, 1, 4)
       call take_range(2, nspec, tb)
-      call batch_range(1, 1)
+      call batch_range(1, 1, 1, 4)
       call take_range(1, 1, tb)
     end do
     call check(all_took, 'F: every species taken from batches of other ranges in turn')
@@ -192,24 +177,22 @@ contains
 
   subroutine batch(pd, backend)
     integer, intent(in) :: pd, backend
-    call wrfgpu_advect_batch('moist', pd, 1, nspec, field, field_old, ru, rv, rom, mut, mub,   &
-         mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,        &
-         ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                          &
-         its, ite, jts, jte, kts, kte, backend=backend)
+    call batch_range(1, nspec, pd, backend)
   end subroutine batch
 
-  ! The last RK step's batch of species first..last, passed as WRF passes them: the array
-  ! element of the first species (sequence association), not a section
-  subroutine batch_range(first, last)
-    integer, intent(in) :: first, last
-    call wrfgpu_advect_batch('chem', 1, first, last, field(ims,kms,jms,first),                &
+  ! A batch of species first..last (pd as wrfgpu_advect_batch's), passed as WRF passes them:
+  ! the array element of the first species (sequence association), not a section
+  subroutine batch_range(first, last, pd, backend)
+    integer, intent(in) :: first, last, pd, backend
+    call wrfgpu_advect_batch('moist', pd, first, last, field(ims,kms,jms,first),              &
          field_old(ims,kms,jms,first), ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2,     &
          fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,                                         &
          ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                             &
-         its, ite, jts, jte, kts, kte, backend=4)
+         its, ite, jts, jte, kts, kte, backend=backend)
   end subroutine batch_range
 
-  ! wrfgpu_advect_take of species first..last on every tile into dst
+  ! wrfgpu_advect_take (last RK step) of species first..last on every tile into dst; all_took
+  ! records whether every one was taken
   subroutine take_range(first, last, dst)
     integer, intent(in) :: first, last
     real, intent(inout) :: dst(ims:ime, kms:kme, jms:jme, nspec)

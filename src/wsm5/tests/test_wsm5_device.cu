@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "cuda_util.h"
+#include "device_harness.h"
 #include "device_libm.h"
 #include "wsm5_case.h"
 
@@ -81,6 +82,22 @@ namespace {
 
 namespace w = wrfgpu::wsm5;
 using wrfgpu::DeviceBuffer;
+// The shared pieces of the device tests (tests/device_harness.h): both halves' results, their
+// bits, the comparison and the coverage counts. This file keeps its own run_both: its functors
+// take the item's inputs and scratch, not an index.
+using wrfgpu_devtest::Both;
+using wrfgpu_devtest::Describe;
+using wrfgpu_devtest::hexbits;
+using wrfgpu_devtest::same_bits;
+using wrfgpu_devtest::count_if_out;
+std::string num(double x) { return wrfgpu_devtest::num(x, 9); }
+
+// Why same_bits counts zeros of opposite sign apart (device_harness.h):
+// nvcc (13.0, strict flags) compiles fmin2(x, 0.f), i.e. x < 0.f ? x : 0.f, to PTX min.f32,
+// which returns -0 for x = -0 where the C expression returns +0 (fmax2 stays a compare and
+// select): cold_rain's psevp = fmin2(fmax2(psevp, -qs*rdtcld), 0.f) is +0 on the host and -0
+// on the GPU where qs = 0 above 0 C (seen on an H200). No output of wsm5_column changes
+// (Wsm5Device.Column), but it is not the host's bit pattern, hence the message.
 
 // ---------------------------------------------------------------------------------------
 // The harness: f(in_item, out_item, float scratch, double scratch) for each item, on the
@@ -93,12 +110,6 @@ __global__ void k_each(F f, int n, const typename F::In* in, int nin, typename F
   f(in + (std::size_t)i * nin, out + (std::size_t)i * nout, nfs ? fs + (std::size_t)i * nfs : nullptr,
     nds ? ds + (std::size_t)i * nds : nullptr);
 }
-
-template <class T>
-struct Both {
-  std::vector<T> host, dev;
-  int nout = 0;
-};
 
 // n items of nin inputs and nout outputs; nfs floats and nds doubles of scratch per item.
 template <class F>
@@ -137,65 +148,6 @@ Both<typename F::T> run_both(const F& f, const std::vector<typename F::In>& in, 
   return r;
 }
 
-std::string hexbits(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08" PRIx32, u);
-  return b;
-}
-std::string hexbits(double x) {
-  uint64_t u;
-  std::memcpy(&u, &x, sizeof u);
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%016" PRIx64, u);
-  return b;
-}
-std::string num(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", x);
-  return b;
-}
-
-// What output j of item i is, with the inputs it was computed from (for the failure message).
-using Describe = std::function<std::string(int item, int j)>;
-
-// The host's and the GPU's results have the same bits, with two exceptions that are counted
-// and printed: two NaNs (the GPU's canonical NaN is not x86's) and zeros of opposite sign.
-// nvcc (13.0, strict flags) compiles fmin2(x, 0.f), i.e. x < 0.f ? x : 0.f, to PTX min.f32,
-// which returns -0 for x = -0 where the C expression returns +0 (fmax2 stays a compare and
-// select): cold_rain's psevp = fmin2(fmax2(psevp, -qs*rdtcld), 0.f) is +0 on the host and -0
-// on the GPU where qs = 0 above 0 C (seen on an H200). No output of wsm5_column changes
-// (Wsm5Device.Column), but it is not the host's bit pattern, hence the message.
-// skip(item, j) leaves a result out of the comparison.
-template <class T>
-::testing::AssertionResult same_bits(const Both<T>& r, const Describe& what,
-                                     const std::function<bool(int, int)>& skip = nullptr) {
-  std::size_t ndiff = 0, first = 0, compared = 0, signed_zeros = 0, first_zero = 0;
-  for (std::size_t q = 0; q < r.host.size(); ++q) {
-    if (skip && skip((int)(q / r.nout), (int)(q % r.nout))) continue;
-    ++compared;
-    if (std::memcmp(&r.host[q], &r.dev[q], sizeof(T)) == 0) continue;
-    if (std::isnan(r.host[q]) && std::isnan(r.dev[q])) continue;
-    if (r.host[q] == T(0) && r.dev[q] == T(0)) {
-      if (signed_zeros++ == 0) first_zero = q;
-      continue;
-    }
-    if (ndiff++ == 0) first = q;
-  }
-  if (signed_zeros)
-    std::printf("%zu of %zu results are zeros of opposite sign on the host and the GPU; first: %s: "
-                "host %s, GPU %s\n",
-                signed_zeros, compared, what((int)(first_zero / r.nout), (int)(first_zero % r.nout)).c_str(),
-                hexbits(r.host[first_zero]).c_str(), hexbits(r.dev[first_zero]).c_str());
-  if (compared == 0) return ::testing::AssertionFailure() << "nothing compared";
-  if (ndiff == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << ndiff << " of " << compared << " results differ; first: "
-         << what((int)(first / r.nout), (int)(first % r.nout)) << ": host " << num(r.host[first])
-         << " (" << hexbits(r.host[first]) << "), GPU " << num(r.dev[first]) << " ("
-         << hexbits(r.dev[first]) << ")";
-}
 
 // Cells: inputs and outputs named in order.
 Describe cell_describe(const std::vector<float>& in, const std::vector<const char*>& in_names,
@@ -206,13 +158,6 @@ Describe cell_describe(const std::vector<float>& in, const std::vector<const cha
       s += std::string(a ? ", " : "") + in_names[a] + " = " + num(in[(std::size_t)i * in_names.size() + a]);
     return s + ")";
   };
-}
-
-template <class T>
-int count_if_out(const Both<T>& r, int j, const std::function<bool(T)>& pred) {
-  int c = 0;
-  for (std::size_t q = j; q < r.host.size(); q += r.nout) c += pred(r.host[q]) ? 1 : 0;
-  return c;
 }
 
 const w::Constants C = w::wrf_default_constants();
