@@ -4,7 +4,10 @@
 // Mirrors chem/KPP/kpp/kpp-2.1/int/WRF_conform/rosenbrock.f90 as KPP instantiates it
 // (<model>_Rosenbrock, _ros_Integrator, _ros_ErrorNorm, _ros_PrepareMatrix, _Ros2/_Ros3/
 // _Ros4/_Rodas3/_Rodas4, _WAXPY) operation by operation: same step-size control, rejection
-// logic, singular-matrix retries and error codes. Sparse LU (no FULL_ALGEBRA).
+// logic, singular-matrix retries and error codes. Sparse LU (no FULL_ALGEBRA). Two things are
+// arranged differently with the same operations on every element (the same bits): the Jacobian
+// is evaluated straight into the Rosenbrock matrix (no Jac0), and the WCOPY/WAXPY passes of a
+// stage and the error norm are one pass each (ros_combine, ros_new_solution).
 //
 // Layout: every per-cell array (state, work, rate constants) is addressed as p[i * s]: s = 1
 // for one cell stored contiguously (CPU, or "cell outermost" on the GPU), s = ncell for the
@@ -163,78 +166,87 @@ WRFGPU_HD RosCoeffs ros_coeffs(int method) {
   return r;
 }
 
-// Work arrays of one cell, each addressed with the solver's stride s.
+// Work arrays of one cell, each addressed with the solver's stride s. (KPP's Jac0 and Yerr are
+// not kept: jac_ghimj writes the Jacobian straight into Ghimj, evaluated again when the matrix
+// is rebuilt, and ros_new_solution folds Yerr into the error norm.)
 template <class T>
 struct RosWork {
   T* ynew;   // NVAR
   T* fcn0;   // NVAR
   T* fcn;    // NVAR
-  T* yerr;   // NVAR
   T* k;      // S*NVAR (6*NVAR covers every method)
-  T* jac0;   // LU_NONZERO
   T* ghimj;  // LU_NONZERO
 };
 // Number of T values of work per cell for a mechanism.
 template <class Mech>
 WRFGPU_HD constexpr std::size_t ros_work_size() {
-  return (std::size_t)(4 + 6) * Mech::NVAR + 2 * (std::size_t)Mech::LU_NONZERO;
+  return (std::size_t)(3 + 6) * Mech::NVAR + (std::size_t)Mech::LU_NONZERO;
 }
 // Carves a RosWork out of one block of ros_work_size<Mech>() * s values, the cell's first
 // value at `base` (base = block + cell for stride s = ncell; block + cell*size for s = 1).
 template <class Mech, class T>
 WRFGPU_HD RosWork<T> ros_work_at(T* base, std::ptrdiff_t s) {
   RosWork<T> w;
-  const std::ptrdiff_t n = Mech::NVAR, lu = Mech::LU_NONZERO;
+  const std::ptrdiff_t n = Mech::NVAR;
   w.ynew = base;
   w.fcn0 = base + n * s;
   w.fcn = base + 2 * n * s;
-  w.yerr = base + 3 * n * s;
-  w.k = base + 4 * n * s;
-  w.jac0 = base + 10 * n * s;
-  w.ghimj = base + (10 * n + lu) * s;
+  w.k = base + 3 * n * s;
+  w.ghimj = base + 9 * n * s;
   return w;
 }
 
-// WAXPY (y := y + alpha*x, skipped when alpha == 0, as the Fortran does).
+// out := x0 + alpha(0)*K(0) + ... + alpha(nterm-1)*K(nterm-1), element by element, a term
+// skipped where its alpha is 0; K(j) = k + j*kstride. The same operations, element for element,
+// as KPP's ros_Integrator does with one WAXPY call per term after a copy of x0 (CALL
+// WCOPY(N,X0,1,OUT,1); CALL WAXPY(N,alpha(j),K(j),1,OUT,1), WAXPY returning at once for
+// alpha 0), in one pass over memory instead of one per term.
 template <class T>
-WRFGPU_HD void ros_waxpy(int n, double alpha, const T* x, T* y, std::ptrdiff_t s) {
-  if (alpha == 0.0) return;
-  const T a = (T)alpha;
-  for (int i = 0; i < n; ++i) y[i * s] = y[i * s] + a * x[i * s];
-}
-template <class T>
-WRFGPU_HD void ros_copy(int n, const T* x, T* y, std::ptrdiff_t s) {
-  for (int i = 0; i < n; ++i) y[i * s] = x[i * s];
+WRFGPU_HD void ros_combine(int n, const T* x0, const double* alpha, int nterm, const T* k,
+                           std::ptrdiff_t kstride, T* out, std::ptrdiff_t s) {
+  for (int i = 0; i < n; ++i) {
+    T v = x0[i * s];
+    for (int j = 0; j < nterm; ++j)
+      if (alpha[j] != 0.0) v = v + (T)alpha[j] * k[j * kstride + i * s];
+    out[i * s] = v;
+  }
 }
 
-// ros_ErrorNorm (vector tolerances, all equal).
+// The end of a step attempt in ros_Integrator, in one pass: Ynew = Y + sum M(j)*K(j), Yerr =
+// 0 + sum E(j)*K(j) (WCOPY, WSCAL by 0, WAXPY per stage; Yerr is never stored) and
+// ros_ErrorNorm (vector tolerances, all equal: the sum over i in order). Returns the norm.
 template <class Mech, class T>
-WRFGPU_HD double ros_error_norm(const T* y, const T* ynew, const T* yerr, double atol,
-                                double rtol, std::ptrdiff_t s) {
+WRFGPU_HD double ros_new_solution(const T* y, const RosCoeffs& r, const T* k, std::ptrdiff_t kstride,
+                                  T* ynew, double atol, double rtol, std::ptrdiff_t s) {
   double err = 0.0;
   for (int i = 0; i < Mech::NVAR; ++i) {
-    const double a = fabs((double)y[i * s]), b = fabs((double)ynew[i * s]);
+    const T yi = y[i * s];
+    T yn = yi, ye = T(0);
+    for (int j = 0; j < r.S; ++j)
+      if (r.M[j] != 0.0) yn = yn + (T)r.M[j] * k[j * kstride + i * s];
+    for (int j = 0; j < r.S; ++j)
+      if (r.E[j] != 0.0) ye = ye + (T)r.E[j] * k[j * kstride + i * s];
+    ynew[i * s] = yn;
+    const double a = fabs((double)yi), b = fabs((double)yn);
     const double ymax = a > b ? a : b;  // MAX(ABS(Y),ABS(Ynew))
     const double scale = atol + rtol * ymax;
-    const double q = (double)yerr[i * s] / scale;
+    const double q = (double)ye / scale;
     err = err + q * q;
   }
   return sqrt(err / (double)Mech::NVAR);
 }
 
 // ros_PrepareMatrix: Ghimj = 1/(H*gam) - Jac0, LU-decomposed; on a singular matrix H is
-// halved (at most 5 times). Returns false when still singular (IERR -8).
-template <class Mech, class T>
-WRFGPU_HD bool ros_prepare_matrix(double& H, int direction, double gam, const T* jac0, T* ghimj,
-                                  RosStats& st, std::ptrdiff_t s) {
+// halved (at most 5 times). matrix(ghinv, ghimj) writes -Jac0 with ghinv added on the
+// diagonal (Mech::jac_ghimj from the cell's Y, FIX and RCONST). Returns false when still
+// singular (IERR -8).
+template <class Mech, class T, class Matrix>
+WRFGPU_HD bool ros_prepare_matrix(double& H, int direction, double gam, const Matrix& matrix,
+                                  T* ghimj, RosStats& st, std::ptrdiff_t s) {
   int nconsecutive = 0;
   for (;;) {
-    for (int i = 0; i < Mech::LU_NONZERO; ++i) ghimj[i * s] = -jac0[i * s];
     const double ghinv = 1.0 / ((double)direction * H * gam);
-    for (int i = 0; i < Mech::NVAR; ++i) {
-      const int d = Mech::lu_diag(i);
-      ghimj[d * s] = (T)((double)ghimj[d * s] + ghinv);
-    }
+    matrix(ghinv, ghimj);
     const int ising = Mech::decomp(ghimj, s);
     st.ndec++;
     if (ising == 0) return true;
@@ -313,79 +325,110 @@ WRFGPU_HD bool ros_step_control(double err, double elo, const RosSettings& o,
   return false;
 }
 
+// ros_Integrator's loop, one step attempt at a time. An integration is ros_start, then
+// ros_attempt until it returns a status (ros_integrate below, on the CPU and in the warp-team
+// kernel's serial twin); the GPU's lane-per-cell kernel calls the same two functions, so that
+// a lane whose cell is done can take another cell while the other lanes of its warp go on.
+// What ros_Integrator keeps in local variables between attempts:
+struct RosLane {
+  RosSettings o;
+  double T_ = 0, H = 0, tend = 0;
+  int direction = 1;
+  bool reject_last = false, reject_more = false;
+  bool new_step = true;  // the next attempt starts a step: Fcn0 and Jac0 at Y first
+  RosStats st;
+};
+
+// The top of ros_Integrator's loop: returns 1 when T has reached Tend, -6 or -7 when a step
+// may not begin, else 0 with H cut to what is left (Hexit the step before the cut).
+WRFGPU_HD int ros_begin_step(RosLane& L) {
+  const double roundoff = kRosRoundoff;
+  if (!((L.direction > 0 && ((L.T_ - L.tend) + roundoff <= 0.0)) ||
+        (L.direction < 0 && ((L.tend - L.T_) + roundoff <= 0.0)))) {
+    L.st.texit = L.T_;
+    return L.st.status = 1;
+  }
+  if (L.st.nstp > L.o.max_no_steps) { L.st.texit = L.T_; return L.st.status = -6; }
+  if (((L.T_ + 0.1 * L.H) == L.T_) || (L.H <= roundoff)) { L.st.texit = L.T_; return L.st.status = -7; }
+  L.st.hexit = L.H;
+  L.H = fmin(L.H, fabs(L.tend - L.T_));
+  L.new_step = true;
+  return 0;
+}
+
+// <model>_Rosenbrock's checks and ros_Integrator's start: returns 0 when the first step
+// begins, else the IERR (bad controls -1..-5; or 1 when tstart = tend).
+WRFGPU_HD int ros_start(const RosControl& c, double tstart, double tend, RosLane& L) {
+  L = RosLane();
+  if (const int bad = ros_settings(c, tstart, tend, L.o)) return L.st.status = bad;
+  L.T_ = tstart;
+  L.tend = tend;
+  L.H = L.o.h_initial;
+  L.direction = tend >= tstart ? +1 : -1;
+  return ros_begin_step(L);
+}
+
+// One pass of ros_Integrator's UntilAccepted loop for the step that ros_begin_step began:
+// Fcn0 and Jac0 when the step is new, the matrix (-8 when it stays singular), the stages, the
+// error estimate and the step-size control. Returns 0 while the integration goes on (the step
+// rejected, or accepted and the next one begun), else its IERR (1 done, -6, -7, -8).
+template <class Mech, class T>
+WRFGPU_HD int ros_attempt(RosLane& L, T* y, const T* fix, const T* rconst, const RosControl& c,
+                          const RosCoeffs& r, const RosWork<T>& w, std::ptrdiff_t s) {
+  const int N = Mech::NVAR;
+  RosStats& st = L.st;
+  if (L.new_step) {
+    Mech::fun(y, fix, rconst, w.fcn0, s);
+    st.nfun++;
+    // (non-autonomous dF/dT: WRF runs autonomous; not implemented)
+    st.njac++;  // KPP's Jac0 = Jacobian at Y, evaluated into Ghimj below
+    L.new_step = false;
+  }
+  const auto matrix = [&](double ghinv, T* g) { Mech::jac_ghimj(y, fix, rconst, ghinv, g, s); };
+  if (!ros_prepare_matrix<Mech>(L.H, L.direction, r.Gamma[0], matrix, w.ghimj, st, s)) {
+    st.texit = L.T_;
+    return st.status = -8;
+  }
+  const std::ptrdiff_t ks = (std::ptrdiff_t)N * s;  // from one stage's K to the next
+  const T* fcn = w.fcn0;  // the latest Fcn: Fcn0 until a stage evaluates a new one
+  for (int istage = 0; istage < r.S; ++istage) {
+    T* ki = w.k + istage * ks;
+    const int a0 = istage * (istage - 1) / 2;  // this stage's A(j) and C(j)
+    if (istage > 0 && r.NewF[istage]) {
+      ros_combine(N, y, r.A + a0, istage, w.k, ks, w.ynew, s);  // Ynew = Y + sum A(j)*K(j)
+      Mech::fun(w.ynew, fix, rconst, w.fcn, s);
+      st.nfun++;
+      fcn = w.fcn;
+    }
+    double hc[6];  // HC = C(j)/(direction*H)
+    for (int j = 0; j < istage; ++j) hc[j] = r.C[a0 + j] / ((double)L.direction * L.H);
+    ros_combine(N, fcn, hc, istage, w.k, ks, ki, s);  // K(i) = Fcn + sum HC(j)*K(j)
+    Mech::solve(w.ghimj, ki, s);
+    st.nsol++;
+  }
+  // new solution and error estimate
+  const double err = ros_new_solution<Mech>(y, r, w.k, ks, w.ynew, c.atol, c.rtol, s);
+  if (ros_step_control(err, r.ELO, L.o, L.direction, L.T_, L.H, L.reject_last, L.reject_more, st)) {
+    for (int i = 0; i < N; ++i) y[i * s] = w.ynew[i * s];
+    return ros_begin_step(L);
+  }
+  return 0;
+}
+
 // <model>_Rosenbrock + ros_Integrator for one cell: integrates y (NVAR) from tstart to tend
 // with fixed species fix (NFIX) and rate constants rconst (NREACT). Returns IERR and fills st.
 template <class Mech, class T>
 WRFGPU_HD int ros_integrate(T* y, const T* fix, const T* rconst, double tstart, double tend,
                             const RosControl& c, RosStats& st, const RosWork<T>& w,
                             std::ptrdiff_t s) {
-  const int N = Mech::NVAR;
-  st = RosStats();
-  RosSettings o;
-  if (const int bad = ros_settings(c, tstart, tend, o)) return st.status = bad;
-  const double roundoff = kRosRoundoff;
-  const RosCoeffs r = ros_coeffs(c.method);
-
-  // ros_Integrator
-  double T_ = tstart;
-  st.hexit = 0.0;
-  double H = o.h_initial;
-  const int direction = tend >= tstart ? +1 : -1;
-  bool reject_last = false, reject_more = false;
-
-  while ((direction > 0 && ((T_ - tend) + roundoff <= 0.0)) ||
-         (direction < 0 && ((tend - T_) + roundoff <= 0.0))) {
-    if (st.nstp > o.max_no_steps) { st.texit = T_; return st.status = -6; }
-    if (((T_ + 0.1 * H) == T_) || (H <= roundoff)) { st.texit = T_; return st.status = -7; }
-    st.hexit = H;
-    H = fmin(H, fabs(tend - T_));
-    Mech::fun(y, fix, rconst, w.fcn0, s);
-    st.nfun++;
-    // (non-autonomous dF/dT: WRF runs autonomous; not implemented)
-    Mech::jac_sp(y, fix, rconst, w.jac0, s);
-    st.njac++;
-
-    for (;;) {  // UntilAccepted
-      if (!ros_prepare_matrix<Mech>(H, direction, r.Gamma[0], w.jac0, w.ghimj, st, s)) {
-        st.texit = T_;
-        return st.status = -8;
-      }
-      for (int istage = 0; istage < r.S; ++istage) {
-        T* ki = w.k + (std::ptrdiff_t)N * istage * s;
-        if (istage == 0) {
-          ros_copy(N, w.fcn0, w.fcn, s);
-        } else if (r.NewF[istage]) {
-          ros_copy(N, y, w.ynew, s);
-          for (int j = 0; j < istage; ++j)
-            ros_waxpy(N, r.A[istage * (istage - 1) / 2 + j], w.k + (std::ptrdiff_t)N * j * s,
-                      w.ynew, s);
-          Mech::fun(w.ynew, fix, rconst, w.fcn, s);
-          st.nfun++;
-        }
-        ros_copy(N, w.fcn, ki, s);
-        for (int j = 0; j < istage; ++j) {
-          const double HC = r.C[istage * (istage - 1) / 2 + j] / ((double)direction * H);
-          ros_waxpy(N, HC, w.k + (std::ptrdiff_t)N * j * s, ki, s);
-        }
-        Mech::solve(w.ghimj, ki, s);
-        st.nsol++;
-      }
-      // new solution and error estimate
-      ros_copy(N, y, w.ynew, s);
-      for (int j = 0; j < r.S; ++j)
-        ros_waxpy(N, r.M[j], w.k + (std::ptrdiff_t)N * j * s, w.ynew, s);
-      for (int i = 0; i < N; ++i) w.yerr[i * s] = T(0);
-      for (int j = 0; j < r.S; ++j)
-        ros_waxpy(N, r.E[j], w.k + (std::ptrdiff_t)N * j * s, w.yerr, s);
-      const double err = ros_error_norm<Mech>(y, w.ynew, w.yerr, c.atol, c.rtol, s);
-      if (ros_step_control(err, r.ELO, o, direction, T_, H, reject_last, reject_more, st)) {
-        ros_copy(N, w.ynew, y, s);
-        break;
-      }
-    }
+  RosLane L;
+  int status = ros_start(c, tstart, tend, L);
+  if (status == 0) {
+    const RosCoeffs r = ros_coeffs(c.method);
+    while (status == 0) status = ros_attempt<Mech>(L, y, fix, rconst, c, r, w, s);
   }
-  st.texit = T_;
-  return st.status = 1;
+  st = L.st;
+  return status;
 }
 
 }  // inline namespace phys_<mode>

@@ -246,10 +246,13 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     s.gpu_longest_first = es != nullptr;
     const DenseIO dense(state, met, vdrog3, ncell);
     const CellIO& cio = io ? *io : dense;
-    if (opt.mode == Mode::Strict)
-      strict::run_gpu(co, use_float, ncell, cio, map, st.data(), opt.gpu_batch, es, &gt);
-    else
-      fast::run_gpu(co, use_float, ncell, cio, map, st.data(), opt.gpu_batch, es, &gt);
+    // WRFGPU_RADM2SORG_SOLVER=warp|lane (measurement) overrides Options::gpu_solver
+    GpuSolver solver = opt.gpu_solver;
+    if (const auto v = config::choice("WRFGPU_RADM2SORG_SOLVER"))
+      solver = *v == "lane" ? GpuSolver::Lane : GpuSolver::Warp;
+    (opt.mode == Mode::Strict ? strict::run_gpu : fast::run_gpu)(
+        co, use_float, ncell, cio, map, st.data(), opt.gpu_batch, solver, es, &gt);
+    s.gpu_solver = gt.solver;
     if (longest) step_history().put(key, st.data(), ncell);
     s.gpu_h2d_ms = gt.h2d_ms;
     s.gpu_kernel_ms = gt.kernel_ms;

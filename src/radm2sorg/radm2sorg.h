@@ -16,9 +16,17 @@ namespace radm2sorg {
 
 enum class Precision { Double, Float };   // state/linear algebra of the Rosenbrock solver
 
-// The GPU backend runs a warp per cell: the cell's matrix and vectors in shared memory, every
-// phase of a Rosenbrock step split over the 32 lanes, cells handed out dynamically
-// (docs/radm2sorg.md section 2).
+// How the GPU backend maps cells to threads (docs/radm2sorg.md section 5). Warp: a warp per
+// cell, its arrays in shared memory, each phase of a step split over the 32 lanes (few cells
+// fill the GPU). Lane: a lane per cell, the serial integrator of the CPU backend per lane, the
+// arrays in global memory, a finished lane taking the next cell (fewer instructions per cell,
+// for calls with many cells). Auto: the library chooses by the size of each chunk of the call
+// (the lane kernel from 4 cells per lane the GPU holds at once, about 135,000 cells on an H100:
+// the crossover measured). The results are the same bits either way.
+enum class GpuSolver { Auto, Warp, Lane };
+
+// The GPU backend runs a warp per cell or a lane per cell (GpuSolver above), cells handed out
+// dynamically (docs/radm2sorg.md section 2).
 struct Options {
   Backend backend = Backend::Cpu;  // Both: GPU on the caller's arrays, CPU on copies, compared (both.h)
   Mode mode = Mode::Strict;
@@ -33,6 +41,7 @@ struct Options {
   // previous GPU call of this process. Only the order in which the warps take cells changes;
   // the results do not (WRFGPU_RADM2SORG_ORDER=index|longest overrides, for measurement).
   bool gpu_longest_first = true;
+  GpuSolver gpu_solver = GpuSolver::Auto;  // WRFGPU_RADM2SORG_SOLVER=warp|lane (measurement) overrides
   std::size_t gpu_batch = 262144;  // cells per GPU chunk (device records ~1.7 KB/cell in double)
   // WRF's cell-order CO2 (CPU backend only; for validation against WRF-Chem's own output).
   // WRF's radm2sorg_interface never loads var(ind_CO2): each cell starts from the CO2 the
@@ -61,6 +70,7 @@ struct Stats {
   double gpu_h2d_ms = 0, gpu_kernel_ms = 0, gpu_d2h_ms = 0;
   // GPU: the cells were handed out longest first, by the previous call's step counts
   bool gpu_longest_first = false;
+  GpuSolver gpu_solver = GpuSolver::Auto;  // GPU: the solver that ran (Warp or Lane)
 };
 
 // Dense batch: state[kNState*ncell] (ppmv/ppm, in/out, field order: chem species in KPP

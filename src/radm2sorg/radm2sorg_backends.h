@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include "radm2sorg.h"
 #include "radm2sorg_interface.h"
 
 namespace wrfgpu {
@@ -11,6 +12,7 @@ namespace radm2sorg {
 // GPU phase times of one run_gpu call, summed over its batches (CUDA events).
 struct GpuTimes {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
+  GpuSolver solver = GpuSolver::Auto;  // the one that ran
 };
 
 // The warp kernel's hand-out order for n cells: their indices by descending expected step
@@ -51,7 +53,7 @@ struct DenseIO : CellIO {
   void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
                const float* met, float* vdrog3, const StateMap& map, int* stats);              \
   void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,    \
-               const StateMap& map, int* stats, std::size_t batch,                             \
+               const StateMap& map, int* stats, std::size_t batch, GpuSolver solver,           \
                const std::uint8_t* expected_steps, GpuTimes* times);                           \
   }
 WRFGPU_RADM2SORG_DECLARE(strict)

@@ -6,7 +6,9 @@
 // vectors, LU matrix and rate terms in shared memory; the epilogue (a thread per cell) stores
 // the results back. When the caller knows each cell's expected step count (the previous
 // call's), the counter walks the cells longest first, so that no slow cell starts last and the
-// call does not end on a tail of one or two busy warps.
+// call does not end on a tail of one or two busy warps. Chunks of many cells go to the
+// lane-per-cell kernel instead (radm2sorg_lane_gpu.cu: a lane per cell, the same records and
+// the same bits), which is faster from about 4 cells per resident lane.
 // (The thread-per-cell kernel that came first, its arrays in global scratch with the cell
 // index innermost or outermost, is measured against this one in docs/radm2sorg.md and was
 // removed.)
@@ -23,6 +25,7 @@
 #include "errors.h"
 #include "cuda_util.h"
 #include "radm2sorg_backends.h"
+#include "radm2sorg_lane.h"
 #include "staged_call.h"
 
 namespace wrfgpu {
@@ -47,7 +50,6 @@ constexpr int kTeamMaxWarps = 20;  // warps (cells in flight) per block, at most
 constexpr int kTeamMaxWarps = 16;
 #define WRFGPU_TEAM_KERNEL_REGS __launch_bounds__(kTeamMaxWarps * 32)
 #endif
-constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // VAR, FIX, RCONST
 
 template <class T>
 __global__ void team_prologue_kernel(CellOptions opt, StateMap map, std::size_t ncell,
@@ -234,6 +236,7 @@ struct Slot {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
   DeviceBuffer<double> scratch;           // the cells' records (kCellVals), reinterpreted for float
+  DeviceBuffer<double> lane_scratch;      // the lane kernel's per-warp blocks, likewise
   DeviceBuffer<unsigned long long> next;  // the next cell to take
   DeviceBuffer<unsigned> order;           // hand-out order (expected_steps)
   PinnedBuffer<float> h_state, h_met, h_vdrog3;
@@ -273,7 +276,7 @@ std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
 // (radm2sorg.cpp), so packing cannot fail here.
 template <class T>
 void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const CellIO& io,
-               const StateMap& map, int* stats, std::size_t batch,
+               const StateMap& map, int* stats, std::size_t batch, GpuSolver solver,
                const std::uint8_t* expected_steps, GpuTimes* times) {
   Slot* S = ctx.slot;
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
@@ -287,6 +290,9 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   const kpp::TeamTables* tb = &device_team_tables();
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
   const TeamLaunch* cfg = &team_launch<T>(L);
+  // A lane per cell for chunks of many cells (kLaneMinCellsPerLane), else a warp per cell
+  const bool lane = solver == GpuSolver::Lane ||
+                    (solver == GpuSolver::Auto && (double)chunk >= kLaneMinCellsPerLane * (double)lane_capacity<T>());
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 
@@ -354,8 +360,15 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
     team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
     WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-    radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
-    WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
+    if (lane) {
+      const int warps = lane_warps<T>(n);
+      T* ls = reinterpret_cast<T*>(sl.lane_scratch.reserve(
+          (lane_scratch_values<T>(warps) * sizeof(T) + sizeof(double) - 1) / sizeof(double)));
+      launch_lane<T>(opt, n, scr, dst, next, dord, ls, warps, st);
+    } else {
+      radm2sorg_team_kernel<T><<<grid, cfg->warps * 32, cfg->smem, st>>>(opt, *tb, L, n, scr, dst, next, dord);
+      WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_team_kernel");
+    }
     team_epilogue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, dv, scr);
     WRFGPU_CUDA_CHECK_LAUNCH("team_epilogue_kernel");
   };
@@ -378,22 +391,23 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     times->h2d_ms = t.h2d_ms;
     times->kernel_ms = t.kernel_ms;
     times->d2h_ms = t.d2h_ms;
+    times->solver = lane ? GpuSolver::Lane : GpuSolver::Warp;
   }
 }
 
 }  // namespace
 
 void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,
-             const StateMap& map, int* stats, std::size_t batch,
+             const StateMap& map, int* stats, std::size_t batch, GpuSolver solver,
              const std::uint8_t* expected_steps, GpuTimes* times) {
   // One call at a time per process: the pipeline slots, their staging and the device
   // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
   Context& ctx = context();
   const auto lock = ctx.pipe.lock();
   if (use_float)
-    run_gpu_t<float>(ctx, opt, ncell, io, map, stats, batch, expected_steps, times);
+    run_gpu_t<float>(ctx, opt, ncell, io, map, stats, batch, solver, expected_steps, times);
   else
-    run_gpu_t<double>(ctx, opt, ncell, io, map, stats, batch, expected_steps, times);
+    run_gpu_t<double>(ctx, opt, ncell, io, map, stats, batch, solver, expected_steps, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

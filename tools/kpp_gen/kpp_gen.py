@@ -1193,22 +1193,41 @@ class Gen:
              "WRFGPU_KPP_BIG void jac_sp(const T* v, const T* f, const T* rct, T* jvs, std::ptrdiff_t s) {",
              "  (void)v; (void)f;"]
         bidx = self.bindex()
-        for k in range(m.nreact):
-            for j in range(m.nvar):
-                sl = m.sleft[j].get(k, 0.0)
-                if sl != 0.0:
-                    o.append("  const T b%d = %s;  // dA(%d)/dV(%s)" % (bidx[(k, j)], " * ".join(self.bfactors(k, j, sl)), k + 1, m.names[j]))
-        for n in range(m.lu_nonzero):
-            i, j = m.lu_irow[n], m.lu_icol[n]
-            terms = []
-            if m.L[i][j]:
-                for k in range(m.nreact):
-                    c = m.snet[i].get(k, 0.0)
-                    if c != 0.0 and (k, j) in bidx:
-                        terms.append(self.term(c, "b%d" % bidx[(k, j)], not terms))
-            o.append("  jvs[%d * s] = %s;  // J(%s,%s)" % (n, "".join(terms) if terms else "T(0)", m.names[i], m.names[j]))
+        diag = set(m.lu_diag[:m.nvar])
+        # ghimj: the same sums, stored negated, the diagonal shifted by ghinv
+        for ghimj in (False, True):
+            if ghimj:
+                o += ["}", ""] + self.jac_ghimj_head() + ["  (void)v; (void)f;"]
+            for k in range(m.nreact):
+                for j in range(m.nvar):
+                    sl = m.sleft[j].get(k, 0.0)
+                    if sl != 0.0:
+                        o.append("  const T b%d = %s;  // dA(%d)/dV(%s)" % (bidx[(k, j)], " * ".join(self.bfactors(k, j, sl)), k + 1, m.names[j]))
+            for n in range(m.lu_nonzero):
+                i, j = m.lu_irow[n], m.lu_icol[n]
+                terms = []
+                if m.L[i][j]:
+                    for k in range(m.nreact):
+                        c = m.snet[i].get(k, 0.0)
+                        if c != 0.0 and (k, j) in bidx:
+                            terms.append(self.term(c, "b%d" % bidx[(k, j)], not terms))
+                e = "".join(terms) if terms else "T(0)"
+                if ghimj:
+                    e = "-(%s)" % e
+                    if n in diag:
+                        e = "(T)((double)%s + ghinv)" % e
+                o.append("  jvs[%d * s] = %s;  // J(%s,%s)" % (n, e, m.names[i], m.names[j]))
         o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
+
+    def jac_ghimj_head(self):
+        return ["// jac_ghimj: the Rosenbrock matrix of ros_PrepareMatrix (rosenbrock.f90) straight from the",
+                "// Jacobian: Ghimj = -Jac0, then Ghimj(diagonal) = Ghimj(diagonal) + ghinv, where ghinv is",
+                "// 1/(direction*H*gamma). The same operations as jac_sp followed by those two loops, without",
+                "// Jac0 (the solver evaluates the Jacobian again when it rebuilds the matrix).",
+                "template <class T>",
+                "WRFGPU_KPP_BIG void jac_ghimj(const T* v, const T* f, const T* rct, double ghinv, T* jvs,",
+                "                              std::ptrdiff_t s) {"]
 
     def bindex(self):
         """KPP's structB numbering: over all species (variables, then fixed) with StoichLeft != 0."""
@@ -1314,6 +1333,10 @@ class Gen:
                     if c != 0.0 and m.L[i][j]:
                         self.scatter(o, "jvs[%d * s]" % m.pos[(i, j)], c, b, assigned)
                 o.append("  }")
+        o += ["}", ""] + self.jac_ghimj_head() + [
+              "  jac_sp(v, f, rct, jvs, s);",
+              "  for (int n = 0; n < LU_NONZERO; ++n) jvs[n * s] = -jvs[n * s];"] + [
+              "  jvs[%d * s] = (T)((double)jvs[%d * s] + ghinv);" % (d, d) for d in m.lu_diag[:m.nvar]]
         o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
 
@@ -1638,6 +1661,11 @@ class Gen:
               "  template <class T>",
               "  WRFGPU_HD static void jac_sp(const T* v, const T* f, const T* r, T* jvs, std::ptrdiff_t s) {",
               "    %s::jac_sp(v, f, r, jvs, s);" % self.ns,
+              "  }",
+              "  template <class T>",
+              "  WRFGPU_HD static void jac_ghimj(const T* v, const T* f, const T* r, double ghinv, T* jvs,",
+              "                                 std::ptrdiff_t s) {",
+              "    %s::jac_ghimj(v, f, r, ghinv, jvs, s);" % self.ns,
               "  }",
               "  template <class T>",
               "  WRFGPU_HD static int decomp(T* jvs, std::ptrdiff_t s) { return %s::kpp_decomp(jvs, s); }" % self.ns,

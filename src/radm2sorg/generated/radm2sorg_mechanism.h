@@ -31,6 +31,11 @@ struct Mechanism {
     kpp_radm2sorg::jac_sp(v, f, r, jvs, s);
   }
   template <class T>
+  WRFGPU_HD static void jac_ghimj(const T* v, const T* f, const T* r, double ghinv, T* jvs,
+                                 std::ptrdiff_t s) {
+    kpp_radm2sorg::jac_ghimj(v, f, r, ghinv, jvs, s);
+  }
+  template <class T>
   WRFGPU_HD static int decomp(T* jvs, std::ptrdiff_t s) { return kpp_radm2sorg::kpp_decomp(jvs, s); }
   template <class T>
   WRFGPU_HD static void solve(const T* jvs, T* x, std::ptrdiff_t s) { kpp_radm2sorg::kpp_solve(jvs, x, s); }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -194,6 +195,37 @@ TEST(Radm2sorgMechanism, EveryReactionConservesNandS) {
     EXPECT_NEAR(bn[k], 0.0, 1e-6) << "R" << k + 1 << " " << mech::kEquations[k];
     EXPECT_NEAR(bs[k], 0.0, 1e-6) << "R" << k + 1 << " " << mech::kEquations[k];
   }
+}
+
+// jac_ghimj (the Rosenbrock matrix straight from the Jacobian, no Jac0 kept) gives the bits of
+// KPP's ros_PrepareMatrix on jac_sp's Jacobian: Ghimj = -Jac0, then the diagonal plus ghinv
+// (fill-in entries -0), in double and in float, on the warm capture's cells.
+TEST(Radm2sorgMechanism, JacGhimjIsPrepareMatrixOfJacSp) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
+  NcFile nc(path);
+  const r2::Capture c = r2::load_capture(nc);
+  const r2::StateMap map = r2::make_state_map();
+  r2::CellOptions opt;
+  opt.dtstepc = c.dtstepc;
+  std::size_t differ = 0, entries = 0;
+  auto check = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> v(mech::NVAR), f(mech::NFIX), r(mech::NREACT), jac(mech::LU_NONZERO), g(mech::LU_NONZERO);
+    for (std::size_t cell = 0; cell < c.n; cell += 37) {
+      r2::cell_prologue<T>(cell, c.n, c.state.data(), c.met.data(), map, opt, v.data(), f.data(), r.data(), 1);
+      const double ghinv = (cell % 2 ? -1.0 : 1.0) / ((1.0 + cell % 300) * kpp::ros_coeffs(kpp::kRos3).Gamma[0]);
+      mech::jac_sp<T>(v.data(), f.data(), r.data(), jac.data(), 1);
+      mech::jac_ghimj<T>(v.data(), f.data(), r.data(), ghinv, g.data(), 1);
+      for (int e = 0; e < mech::LU_NONZERO; ++e) jac[e] = -jac[e];
+      for (int i = 0; i < mech::NVAR; ++i) jac[mech::LU_DIAG[i]] = (T)((double)jac[mech::LU_DIAG[i]] + ghinv);
+      for (int e = 0; e < mech::LU_NONZERO; ++e, ++entries) differ += std::memcmp(&jac[e], &g[e], sizeof(T)) != 0;
+    }
+  };
+  check(0.0);
+  check(0.0f);
+  EXPECT_GT(entries, 100000u);
+  EXPECT_EQ(differ, 0u) << "of " << entries << " matrix entries";
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1126,6 +1158,153 @@ TEST(Radm2sorgGpu, ReplicatedCapturesSameBits) {
       }
     }
   }
+}
+
+// ------------------------------------------------------------------------------------------
+// 3c. The lane-per-cell kernel (radm2sorg_lane_gpu.cu) against the warp-per-cell kernel: the
+// same bits in every output and statistic. The batch alternates the cold and the warm
+// capture's cells (about 43 and 4 steps each) and is large enough that each lane integrates
+// several cells one after the other (120,000 cells; an H100 holds 33,792 lanes of the kernel,
+// an H200 the same), so refill happens inside a warp whose other lanes are mid-integration.
+
+// ncell cells alternating between the two captures' cells (cell q of the batch: capture q % 2,
+// its cell (q / 2) % n).
+Case mixed_cells(const Case& a, const Case& b, std::size_t ncell) {
+  Case m = a;
+  m.n = ncell;
+  m.state.assign(r2::kNState * ncell, 0.f);
+  m.met.assign(r2::kNMet * ncell, 0.f);
+  for (std::size_t q = 0; q < ncell; ++q) {
+    const Case& s = q % 2 ? b : a;
+    const std::size_t c = (q / 2) % s.n;
+    for (int f = 0; f < r2::kNState; ++f) m.state[f * ncell + q] = s.state[f * s.n + c];
+    for (int f = 0; f < r2::kNMet; ++f) m.met[f * ncell + q] = s.met[f * s.n + c];
+  }
+  return m;
+}
+
+struct SolverRun {
+  std::vector<float> state, vdrog3;
+  r2::Stats s;
+};
+SolverRun run_solver(const Case& c, r2::GpuSolver solver, r2::Options o) {
+  SolverRun r;
+  o.backend = Backend::Gpu;
+  o.dtstepc = c.dtstepc;
+  o.gpu_solver = solver;
+  r.state = c.state;
+  r.vdrog3.assign(r2::kLdrog * c.n, 0.f);
+  r.s = r2::run_dense(o, c.n, r.state.data(), c.met.data(), r.vdrog3.data());
+  return r;
+}
+// Values and statistics of b that differ from a's (bitwise; the failures' cells and codes too).
+std::size_t solver_differences(const SolverRun& a, const SolverRun& b) {
+  auto same_bits = [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; };
+  std::size_t d = 0;
+  for (std::size_t q = 0; q < a.state.size(); ++q) d += !same_bits(a.state[q], b.state[q]);
+  for (std::size_t q = 0; q < a.vdrog3.size(); ++q) d += !same_bits(a.vdrog3[q], b.vdrog3[q]);
+  d += a.s.nstp != b.s.nstp;
+  d += a.s.nacc != b.s.nacc;
+  d += a.s.nrej != b.s.nrej;
+  d += a.s.nsng != b.s.nsng;
+  d += a.s.status != b.s.status;
+  d += a.s.failures.size() != b.s.failures.size();
+  for (std::size_t q = 0; q < std::min(a.s.failures.size(), b.s.failures.size()); ++q)
+    d += a.s.failures[q].cell != b.s.failures[q].cell || a.s.failures[q].status != b.s.failures[q].status;
+  return d;
+}
+
+TEST(Radm2sorgGpu, LaneKernelSameBitsAsWarpKernel) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string pc = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  const std::string pw = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  ASSERT_TRUE(wrfgpu_test::data_present(pc, file_exists(pc)));
+  ASSERT_TRUE(wrfgpu_test::data_present(pw, file_exists(pw)));
+  const Case cold = load(pc), warm = load(pw);
+  ASSERT_EQ(cold.dtstepc, warm.dtstepc);
+  const Case m = mixed_cells(cold, warm, 120000);
+  for (const auto prec : {r2::Precision::Double, r2::Precision::Float}) {
+    const char* pname = prec == r2::Precision::Double ? "double" : "float";
+    r2::Options o;
+    o.precision = prec;
+    o.gpu_longest_first = false;
+    const SolverRun w = run_solver(m, r2::GpuSolver::Warp, o);
+    const SolverRun l = run_solver(m, r2::GpuSolver::Lane, o);
+    EXPECT_EQ(w.s.gpu_solver, r2::GpuSolver::Warp);
+    EXPECT_EQ(l.s.gpu_solver, r2::GpuSolver::Lane);
+    EXPECT_TRUE(l.s.failures.empty()) << pname;
+    int lo = 1 << 30, hi = 0;
+    for (int v : l.s.nstp) { lo = std::min(lo, v); hi = std::max(hi, v); }
+    std::printf("[%zu mixed cells, %s] steps per cell %d..%d; kernel: warp %.2f ms, lane %.2f ms\n",
+                m.n, pname, lo, hi, w.s.gpu_kernel_ms, l.s.gpu_kernel_ms);
+    EXPECT_GE(hi, 8 * lo) << "the batch must mix short and long integrations (refill)";
+    EXPECT_EQ(solver_differences(w, l), 0u) << pname;
+    // The lane kernel in 3 chunks, and handed out longest first (the second call of a size
+    // finds the first call's step counts): the same bits.
+    o.gpu_batch = 50000;
+    o.gpu_longest_first = true;
+    const SolverRun l3 = run_solver(m, r2::GpuSolver::Lane, o);
+    const SolverRun l3o = run_solver(m, r2::GpuSolver::Lane, o);
+    EXPECT_TRUE(l3o.s.gpu_longest_first) << pname;
+    EXPECT_EQ(solver_differences(w, l3), 0u) << pname << ", 3 chunks";
+    EXPECT_EQ(solver_differences(w, l3o), 0u) << pname << ", 3 chunks, longest first";
+  }
+}
+
+// Every Rosenbrock method of KPP (WRF uses Ros3) through the lane kernel: the warp kernel's bits.
+TEST(Radm2sorgGpu, LaneKernelEveryMethod) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string path = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
+  const Case c = first_cells(load(path), 2000);
+  for (int method : {kpp::kRos2, kpp::kRos3, kpp::kRos4, kpp::kRodas3, kpp::kRodas4}) {
+    r2::Options o;
+    o.method = method;
+    const SolverRun w = run_solver(c, r2::GpuSolver::Warp, o);
+    const SolverRun l = run_solver(c, r2::GpuSolver::Lane, o);
+    EXPECT_TRUE(l.s.failures.empty()) << "method " << method;
+    EXPECT_EQ(solver_differences(w, l), 0u) << "method " << method;
+  }
+}
+
+// A cell that fails (here too many steps, IERR -6: the cold cells need about 43, the warm ones
+// about 4) is reported by the lane kernel with its index and status, as by the warp kernel and
+// the CPU backend, and the cells around it are integrated.
+TEST(Radm2sorgGpu, LaneKernelReportsFailedCells) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string pc = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  const std::string pw = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  ASSERT_TRUE(wrfgpu_test::data_present(pc, file_exists(pc)));
+  ASSERT_TRUE(wrfgpu_test::data_present(pw, file_exists(pw)));
+  const Case m = mixed_cells(load(pc), load(pw), 4000);
+  r2::Options o;
+  o.max_no_steps = 10;
+  try {
+    run_solver(m, r2::GpuSolver::Lane, o);
+    FAIL() << "no exception";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("status -6"), std::string::npos) << e.what();
+  }
+  o.throw_on_failure = false;
+  const SolverRun l = run_solver(m, r2::GpuSolver::Lane, o);
+  const SolverRun w = run_solver(m, r2::GpuSolver::Warp, o);
+  std::vector<float> cpu = m.state, vcpu(r2::kLdrog * m.n, 0.f);
+  r2::Options oc = o;
+  oc.dtstepc = m.dtstepc;
+  const r2::Stats sc = r2::run_dense(oc, m.n, cpu.data(), m.met.data(), vcpu.data());
+  std::size_t failed_even = 0;
+  for (const auto& f : l.s.failures) {
+    EXPECT_EQ(f.status, -6);
+    EXPECT_EQ(l.s.status[f.cell], -6);
+    failed_even += f.cell % 2 == 0;
+  }
+  std::printf("lane kernel: %zu of %zu cells fail with max_no_steps 10 (%zu of them cold), CPU %zu\n",
+              l.s.failures.size(), m.n, failed_even, sc.failures.size());
+  EXPECT_GT(l.s.failures.size(), m.n / 4);
+  EXPECT_LT(l.s.failures.size(), m.n);
+  EXPECT_EQ(solver_differences(w, l), 0u);
+  ASSERT_EQ(sc.failures.size(), l.s.failures.size());
+  for (std::size_t q = 0; q < sc.failures.size(); ++q) EXPECT_EQ(sc.failures[q].cell, l.s.failures[q].cell);
 }
 
 }  // namespace

@@ -257,17 +257,18 @@ const char* kRateLawNames[] = {"kpp_arr", "kpp_arr2", "kpp_ep2", "kpp_ep3", "kpp
                                "kpp_troee", "kpp_thermal_t2", "kpp_k46", "kpp_powi(T/300, m)", "kpp_max",
                                "kpp_min", "rc_n2o5_sp"};
 
-// radm2sorg_function.h (fun) and radm2sorg_jacobian.h (jac_sp) of one cell's VAR, FIX,
-// RCONST. Out: Vdot (NVAR) then JVS (LU_NONZERO).
+// radm2sorg_function.h (fun) and radm2sorg_jacobian.h (jac_sp, jac_ghimj) of one cell's VAR,
+// FIX, RCONST. Out: Vdot (NVAR), JVS (LU_NONZERO), then Ghimj (LU_NONZERO) for a ghinv per cell.
 struct FunJacF {
-  const double *var, *fix, *rct;
-  static constexpr int nout = NVAR + LU;
+  const double *var, *fix, *rct, *ghinv;
+  static constexpr int nout = NVAR + 2 * LU;
   WRFGPU_HD void operator()(int n, double* o) const {
     const double* v = var + (std::size_t)n * NVAR;
     const double* f = fix + (std::size_t)n * NFIX;
     const double* r = rct + (std::size_t)n * NREACT;
     mech::fun<double>(v, f, r, o, 1);
     mech::jac_sp<double>(v, f, r, o + NVAR, 1);
+    mech::jac_ghimj<double>(v, f, r, ghinv[n], o + NVAR + LU, 1);
   }
 };
 
@@ -288,8 +289,9 @@ struct LinAlgF {
 };
 
 // kpp_rosenbrock.h: ros_prepare_matrix (Ghimj = 1/(direction*H*gam) - Jac0, decomposed; H
-// halved on a singular matrix). In: Jac0 (LU_NONZERO); H, direction, gam. Out: Ghimj, ok,
-// H after, ndec, nsng.
+// halved on a singular matrix), the matrix made from a given Jac0 as KPP does (the solver's
+// jac_ghimj is held to that in FunAndJacobian). In: Jac0 (LU_NONZERO); H, direction, gam.
+// Out: Ghimj, ok, H after, ndec, nsng.
 struct PrepareF {
   const double* jac0;
   const double* hdg;  // H, direction, gam per item
@@ -297,8 +299,13 @@ struct PrepareF {
   WRFGPU_HD void operator()(int n, double* o) const {
     double H = hdg[3 * n];
     kpp::RosStats st;
+    const double* j0 = jac0 + (std::size_t)n * LU;
+    const auto matrix = [j0](double ghinv, double* g) {
+      for (int e = 0; e < LU; ++e) g[e] = -j0[e];
+      for (int i = 0; i < NVAR; ++i) g[Mech::lu_diag(i)] = g[Mech::lu_diag(i)] + ghinv;
+    };
     const bool ok = kpp::ros_prepare_matrix<Mech, double>(H, (int)hdg[3 * n + 1], hdg[3 * n + 2],
-                                                          jac0 + (std::size_t)n * LU, o, st, 1);
+                                                          matrix, o, st, 1);
     o[LU] = ok ? 1.0 : 0.0;
     o[LU + 1] = H;
     o[LU + 2] = (double)st.ndec;
@@ -367,19 +374,19 @@ struct StepControlF {
     o[5] = st.nstp; o[6] = st.nacc; o[7] = st.nrej;
   }
 };
-// kpp_rosenbrock.h: ros_error_norm, ros_waxpy and ros_copy on NVAR vectors. In: y, ynew, yerr
-// (NVAR each), atol, rtol, alpha. Out: the norm, then y + alpha*yerr (WAXPY; alpha = 0 skips),
-// then the copy of ynew.
+// kpp_rosenbrock.h: ros_new_solution (Ynew = Y + sum M(j)*K(j) and the error norm of
+// 0 + sum E(j)*K(j)) for a method's coefficients, and ros_combine (x0 + sum alpha(j)*K(j), a
+// zero alpha skipped) on NVAR vectors. In: Y, K (6 stages), atol, rtol, method, alpha(3).
+// Out: the norm, Ynew, then Y + alpha(0)*K(0) + alpha(1)*K(1) + alpha(2)*K(2).
 struct VectorOpsF {
   const double* in;
-  static constexpr int nin = 3 * NVAR + 3, nout = 1 + 2 * NVAR;
+  static constexpr int nin = 7 * NVAR + 6, nout = 1 + 2 * NVAR;
   WRFGPU_HD void operator()(int n, double* o) const {
     const double* x = in + (std::size_t)n * nin;
-    const double *y = x, *ynew = x + NVAR, *yerr = x + 2 * NVAR;
-    o[0] = kpp::ros_error_norm<Mech, double>(y, ynew, yerr, x[3 * NVAR], x[3 * NVAR + 1], 1);
-    for (int i = 0; i < NVAR; ++i) o[1 + i] = y[i];
-    kpp::ros_waxpy<double>(NVAR, x[3 * NVAR + 2], yerr, o + 1, 1);
-    kpp::ros_copy<double>(NVAR, ynew, o + 1 + NVAR, 1);
+    const double *y = x, *k = x + NVAR, *p = x + 7 * NVAR;
+    const kpp::RosCoeffs r = kpp::ros_coeffs((int)p[2]);
+    o[0] = kpp::ros_new_solution<Mech, double>(y, r, k, NVAR, o + 1, p[0], p[1], 1);
+    kpp::ros_combine<double>(NVAR, y, p + 3, 3, k, NVAR, o + 1 + NVAR, 1);
   }
 };
 
@@ -563,12 +570,31 @@ TEST(Radm2sorgDevice, FunAndJacobian) {
     k.where.push_back(k.where[c] + ", VAR perturbed");
   }
   k.n = 2 * n0;
+  // jac_ghimj's ghinv = 1/(direction*H*gamma) over step sizes 1e-5 s .. 3000 s, both directions
+  std::vector<double> ghinv(k.n);
+  for (std::size_t c = 0; c < k.n; ++c)
+    ghinv[c] = (c % 3 == 0 ? -1.0 : 1.0) / (logu(1e-5, 3000.0) * kpp::ros_coeffs(kpp::kRos3).Gamma[0]);
   DevArena a;
-  const FunJacF fh{k.var.data(), k.fix.data(), k.rct.data()}, fd{a.copy(k.var), a.copy(k.fix), a.copy(k.rct)};
+  const FunJacF fh{k.var.data(), k.fix.data(), k.rct.data(), ghinv.data()},
+      fd{a.copy(k.var), a.copy(k.fix), a.copy(k.rct), a.copy(ghinv)};
   const Both r = run_both(fh, fd, (int)k.n, FunJacF::nout);
   EXPECT_TRUE(same_bits(r, [&k](int i, int j) {
-    return (j < NVAR ? "Vdot(" + species(j) + ")" : lu_entry(j - NVAR)) + " of " + k.where[i];
+    return (j < NVAR ? "Vdot(" + species(j) + ")"
+                     : j < NVAR + LU ? lu_entry(j - NVAR) : "Ghimj " + lu_entry(j - NVAR - LU)) + " of " + k.where[i];
   }));
+  // jac_ghimj is KPP's ros_PrepareMatrix on jac_sp's Jacobian: Ghimj = -Jac0, then the diagonal
+  // plus ghinv, the same bits (fill-in entries -0)
+  std::size_t ghimj_differ = 0;
+  for (std::size_t c = 0; c < k.n; ++c) {
+    const double* o = &r.host[c * FunJacF::nout];
+    for (int e = 0; e < LU; ++e) {
+      double g = -o[NVAR + e];
+      for (int i = 0; i < NVAR; ++i)
+        if (mech::LU_DIAG[i] == e) g = g + ghinv[c];
+      ghimj_differ += std::memcmp(&g, &o[NVAR + LU + e], sizeof g) != 0;
+    }
+  }
+  EXPECT_EQ(ghimj_differ, 0u) << "jac_ghimj differs from -jac_sp with the diagonal shifted";
   int nonzero = 0;
   for (double x : r.host) nonzero += x != 0.0;
   EXPECT_GT(nonzero, (int)(k.n * NVAR));
@@ -647,8 +673,8 @@ TEST(Radm2sorgDevice, LinearAlgebra) {
 
 // (e) kpp_rosenbrock.h, the solver's pieces: the coefficients of the five methods (and of
 // unknown ones), ros_settings over valid and invalid controls, ros_step_control over error norms
-// from 0 to 1e12 in every rejection state, ros_error_norm / ros_waxpy / ros_copy on vectors of
-// the captures' magnitudes.
+// from 0 to 1e12 in every rejection state, ros_new_solution / ros_combine on vectors of the
+// captures' magnitudes.
 TEST(Radm2sorgDevice, RosenbrockPieces) {
   WRFGPU_REQUIRE_GPU();
   {
@@ -714,17 +740,20 @@ TEST(Radm2sorgDevice, RosenbrockPieces) {
     std::vector<double> in;
     for (std::size_t c = 0; c < k.n; ++c) {
       for (int i = 0; i < NVAR; ++i) in.push_back(k.var[c * NVAR + i]);
-      for (int i = 0; i < NVAR; ++i) in.push_back(k.var[c * NVAR + i] * unif(0.9, 1.1));
-      for (int i = 0; i < NVAR; ++i) in.push_back(k.var[c * NVAR + i] * unif(-1e-3, 1e-3) + unif(-1.0, 1.0));
-      in.insert(in.end(), {1.0, 1.0000000474974513e-3, c % 4 == 0 ? 0.0 : unif(-2.0, 2.0)});
+      for (int st = 0; st < 6; ++st)  // stage vectors: increments of Y's magnitude, some zero
+        for (int i = 0; i < NVAR; ++i)
+          in.push_back((i + st) % 11 == 0 ? 0.0 : k.var[c * NVAR + i] * unif(-1e-2, 1e-2) + unif(-1.0, 1.0));
+      in.insert(in.end(), {1.0, 1.0000000474974513e-3, (double)(1 + c % 5), c % 4 == 0 ? 0.0 : unif(-2.0, 2.0),
+                           unif(-10.0, 10.0), c % 3 == 0 ? 0.0 : unif(-2.0, 2.0)});
     }
     DevArena a;
     const VectorOpsF fh{in.data()}, fd{a.copy(in)};
     const Both r = run_both(fh, fd, (int)k.n, VectorOpsF::nout);
     EXPECT_TRUE(same_bits(r, [&k](int i, int j) {
-      const std::string o = j == 0 ? std::string("ros_error_norm")
-                          : j <= NVAR ? "ros_waxpy y(" + species(j - 1) + ")" : "ros_copy y(" + species(j - 1 - NVAR) + ")";
-      return o + " of vectors from " + k.where[i];
+      const std::string o = j == 0 ? std::string("ros_new_solution error norm")
+                          : j <= NVAR ? "ros_new_solution Ynew(" + species(j - 1) + ")"
+                                      : "ros_combine out(" + species(j - 1 - NVAR) + ")";
+      return o + " of vectors from " + k.where[i] + ", method " + std::to_string(1 + i % 5);
     }));
   }
 }

@@ -1,0 +1,44 @@
+// radm2sorg_lane.h - the lane-per-cell kernel of the GPU backend (radm2sorg_lane_gpu.cu), as
+// radm2sorg_gpu.cu's chunk pipeline launches it in place of the warp-per-cell kernel for large
+// calls. Both kernels work on the same cell records in device memory (kCellVals per cell: VAR,
+// FIX, RCONST), written by the prologue kernel and read back by the epilogue.
+#pragma once
+#include <cstddef>
+#include <cuda_runtime.h>
+#include "radm2sorg_interface.h"
+
+namespace wrfgpu {
+namespace radm2sorg {
+namespace WRFGPU_MODE_NS {
+
+constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // a cell's record
+// GpuSolver::Auto takes the lane kernel for chunks of at least this many cells per lane the
+// device holds at once (lane_capacity): with fewer, the lanes' last cells leave a long tail.
+// Measured on an H100 (33,792 lanes): the warp kernel faster up to 120,000 cells (3.6 per
+// lane), the lane kernel from 144,000 (4.3 per lane); docs/radm2sorg.md "Lane per cell with
+// refill".
+constexpr double kLaneMinCellsPerLane = 4.0;
+
+// The lane kernel's shape on the current device (occupancy query, once per device).
+struct LaneLaunch {
+  int dev = -1;
+  int per_sm = 0, nsm = 0;  // blocks per SM, SMs
+};
+// Warps to launch for ncell cells: as many as are resident at once on the device, at most one
+// per 32 cells. Each needs lane_scratch_values(warps) values of T of device scratch.
+template <class T>
+int lane_warps(std::size_t ncell);
+template <class T>
+std::size_t lane_capacity();  // lanes resident at once on the device
+template <class T>
+std::size_t lane_scratch_values(int warps);
+// Integrates the ncell records in `cells` (in place) on stream st: *next must be 0; order
+// (may be null) is the hand-out order; stats as the warp kernel writes them.
+template <class T>
+void launch_lane(const CellOptions& opt, std::size_t ncell, T* cells, int* stats,
+                 unsigned long long* next, const unsigned* order, T* scratch, int warps,
+                 cudaStream_t st);
+
+}  // namespace WRFGPU_MODE_NS
+}  // namespace radm2sorg
+}  // namespace wrfgpu
