@@ -145,10 +145,12 @@ RegisterReplay reg("radm2sorg_kpp", [](const NcFile& f, const Patch& p) {
   return std::unique_ptr<Replay>(new Radm2sorgReplay(f, p));
 });
 // wrfgpu_bench, last (--kernels radm2sorg names it too): 28,889 cells and CONUS, each from a
-// warm start (radicals carried) and a cold start (radicals 0). (The seeds' case is 40x40x20
+// warm start (radicals carried) and a cold start (radicals 0), and a typical WRF-Chem patch of
+// one GPU (a tenth of CONUS) warm. (The seeds' case is 40x40x20
 // with 28,889 cells; the mirror tiling gives 39x39x19 = 28,899.)
 RegisterBench bench(3, {{"radm2sorg_kpp", "28,899 cells (39x39x19), warm", "radm2sorg_warm", 39, 39, 19, 0},
                         {"radm2sorg_kpp", "28,899 cells (39x39x19), cold", "radm2sorg_cold", 39, 39, 19, 0},
+                        {"radm2sorg_kpp", "446,250 cells (85x150x35), warm", "radm2sorg_warm", 85, 150, 35, 0},
                         {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), warm", "radm2sorg_warm", 425, 300, 35, 0},
                         {"radm2sorg_kpp", "CONUS 425x300x35 (4.46 M), cold", "radm2sorg_cold", 425, 300, 35, 0}},
                     "radm2sorg");
