@@ -5,7 +5,7 @@
 // cell from the call's counter while the other lanes go on, so a warp's lanes stay busy until
 // the counter runs out, however different their cells' step counts. The cells' arrays live in
 // global memory, one block per warp laid out [element][lane] (stride 32, each access of a warp
-// one 256-byte line in double). Per step attempt it moves about a third less memory than the
+// one 256-byte line in double). Per step attempt it moves about a quarter less memory than the
 // serial integrator did with Jac0 and a pass per vector operation: jac_ghimj writes the
 // Rosenbrock matrix straight from the Jacobian and ros_combine / ros_new_solution make each
 // stage's vectors and the error norm in one pass (kpp_rosenbrock.h; docs/radm2sorg.md has the
@@ -69,8 +69,8 @@ __device__ void store_cell(std::size_t c, std::size_t ncell, const T* y, T* cell
 }
 
 // No minimum of blocks per SM: ptxas may use up to 255 registers, 2 blocks (8 warps) per SM on
-// an H100; asking for 3 or 4 blocks per SM (168 or 128 registers) spills more and was 4-9%
-// slower (docs/radm2sorg.md).
+// an H100. Asking for 3 or 4 blocks per SM (168 or 128 registers) spills more: 8% and 18%
+// slower at CONUS size (docs/radm2sorg.md).
 template <class T>
 __global__ void __launch_bounds__(kLaneThreads)
     radm2sorg_lane_kernel(CellOptions opt, std::size_t ncell, T* __restrict__ cells,
