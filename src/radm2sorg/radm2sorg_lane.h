@@ -19,11 +19,6 @@ constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // a cell's r
 // refill".
 constexpr double kLaneMinCellsPerLane = 4.0;
 
-// The lane kernel's shape on the current device (occupancy query, once per device).
-struct LaneLaunch {
-  int dev = -1;
-  int per_sm = 0, nsm = 0;  // blocks per SM, SMs
-};
 // Warps to launch for ncell cells: as many as are resident at once on the device, at most one
 // per 32 cells. Each needs lane_scratch_values(warps) values of T of device scratch.
 template <class T>

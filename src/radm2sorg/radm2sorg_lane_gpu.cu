@@ -123,7 +123,12 @@ __global__ void __launch_bounds__(kLaneThreads)
   }
 }
 
-// Blocks per SM and SMs, worked out once per device and precision.
+// The kernel's shape on the current device: blocks per SM and SMs, worked out once per device
+// and precision (occupancy query).
+struct LaneLaunch {
+  int dev = -1;
+  int per_sm = 0, nsm = 0;
+};
 template <class T>
 const LaneLaunch& lane_launch() {
   static LaneLaunch c;
