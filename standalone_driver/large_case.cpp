@@ -93,6 +93,12 @@ void make_large_case(const std::string& in_path, const std::string& out_path, co
   if (spec.ni < 1 || spec.nj < 1 || spec.nk < 2 || spec.nscalar < 0)
     throw InputError("make_large_case: sizes must be at least 1x1x2 and the tracer count >= 0");
   NcFile src(in_path);
+  if (!spec.kernel.empty()) {
+    const std::string k = src.att_string("kernel");
+    if (spec.kernel != k && !(k == "advect_scalar_pd" && spec.kernel == "advect_scalar"))
+      throw InputError("make_large_case: " + in_path + " is a '" + k + "' capture; it cannot make a '" +
+                       spec.kernel + "' case (only advect_scalar_pd -> advect_scalar)");
+  }
   const Growth g = growth(src, spec);
   // Each variable is built whole in memory (8 bytes per value, and 4 more for NetCDF's
   // conversion to float): refuse before writing anything when the largest would not fit.
@@ -142,6 +148,7 @@ void write_case(const NcFile& src, NcFile& out, const std::string& in_path, cons
                          ? src.att_string_or("case_name", "case") + "_" + std::to_string(spec.ni) + "x" +
                                std::to_string(spec.nj) + "x" + std::to_string(spec.nk)
                          : spec.case_name;
+  if (!spec.kernel.empty()) out.put_att("kernel", spec.kernel);
   out.put_att("case_name", name);
   out.put_att("source", "tools/make_large_case (mirror-tiled from " + in_path +
                             "; no WRF outputs: the reference is the CPU backend)");

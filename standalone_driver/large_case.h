@@ -16,6 +16,9 @@ struct LargeCaseSpec {
   double perturbation = 0.05;       // amplitude of the smooth perturbation of mixing ratios
   std::string case_name;            // default: <source case>_<ni>x<nj>x<nk>
   bool deflate = true;              // compress the variables (false: faster to write and read)
+  // The case's kernel attribute: "" = as captured; "advect_scalar" makes an unlimited-scheme
+  // case (WRF's RK steps 1 and 2) from an advect_scalar_pd capture, whose layout it shares.
+  std::string kernel;
 };
 
 void make_large_case(const std::string& in_path, const std::string& out_path, const LargeCaseSpec& spec);

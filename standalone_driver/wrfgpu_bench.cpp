@@ -175,11 +175,12 @@ int main(int argc, char** argv) {
       try {
       std::string file = cap;
       if (cd.ni > 0) {
-        file = work + "/" + cd.pattern + "_" + std::to_string(cd.ni) + "x" + std::to_string(cd.nj) + "x" +
-               std::to_string(cd.nk) + (cd.nscalar ? "_n" + std::to_string(cd.nscalar) : "") + ".nc";
+        file = work + "/" + cd.pattern + "_" + cd.kernel + "_" + std::to_string(cd.ni) + "x" + std::to_string(cd.nj) +
+               "x" + std::to_string(cd.nk) + (cd.nscalar ? "_n" + std::to_string(cd.nscalar) : "") + ".nc";
         if (!exists(file)) {
           LargeCaseSpec s;
           s.ni = cd.ni; s.nj = cd.nj; s.nk = cd.nk; s.nscalar = cd.nscalar;
+          s.kernel = cd.kernel;  // e.g. the unlimited scheme's case from a PD capture
           std::printf("\nmaking %s from %s ...\n", file.c_str(), cap.c_str());
           make_large_case(cap, file, s);
           // Wait for the new file's pages to reach the disk: the kernel's background

@@ -1,6 +1,8 @@
 // make_large_case - builds a large case (default CONUS 12 km: 425x300x35) from a capture.
 //   wrfgpu_make_large_case IN.nc OUT.nc [--size NIxNJxNK] [--nscalar N] [--case NAME]
-//                                       [--perturbation A] [--deflate 0|1]
+//                                       [--perturbation A] [--deflate 0|1] [--kernel K]
+// --kernel advect_scalar makes a case of the unlimited scheme (RK steps 1 and 2) from an
+// advect_scalar_pd capture (the same layout).
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
   using namespace wrfgpu;
   try {
     if (argc < 3) {
-      std::puts("usage: wrfgpu_make_large_case IN.nc OUT.nc [--size 425x300x35] [--nscalar N] [--case NAME] [--perturbation A] [--deflate 0|1]");
+      std::puts("usage: wrfgpu_make_large_case IN.nc OUT.nc [--size 425x300x35] [--nscalar N] [--case NAME] [--perturbation A] [--deflate 0|1] [--kernel advect_scalar]");
       return 2;
     }
     LargeCaseSpec spec;
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
         }
       } else if (a == "--nscalar") spec.nscalar = (int)whole(a, v, 0, 100000);
       else if (a == "--case") spec.case_name = v;
+      else if (a == "--kernel") spec.kernel = v;
       else if (a == "--perturbation") {
         spec.perturbation = number(a, v);
         if (!(spec.perturbation >= 0 && spec.perturbation < 1))

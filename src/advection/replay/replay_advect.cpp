@@ -228,9 +228,13 @@ std::unique_ptr<Replay> make(const NcFile& f, const Patch& p) {
 }
 RegisterReplay reg_pd("advect_scalar_pd", make);
 RegisterReplay reg_un("advect_scalar", make);
-// wrfgpu_bench, after WSM5: 81 tracers on the WRF-Chem 27 km grid and 5 on CONUS.
+// wrfgpu_bench, after WSM5: 81 tracers on the WRF-Chem 27 km grid and 5 on CONUS, with the
+// PD scheme of the last RK step and the unlimited scheme of RK steps 1 and 2 (the same case
+// relabelled: LargeCaseSpec::kernel).
 RegisterBench bench(2, {{"advect_scalar_pd", "chem 134x110x35, 81 tracers", "quarter_ss_advect", 134, 110, 35, 81},
-                        {"advect_scalar_pd", "CONUS 425x300x35, 5 tracers", "quarter_ss_advect", 425, 300, 35, 0}});
+                        {"advect_scalar_pd", "CONUS 425x300x35, 5 tracers", "quarter_ss_advect", 425, 300, 35, 0},
+                        {"advect_scalar", "chem 134x110x35, 81 tracers", "quarter_ss_advect", 134, 110, 35, 81},
+                        {"advect_scalar", "CONUS 425x300x35, 5 tracers", "quarter_ss_advect", 425, 300, 35, 0}});
 
 }  // namespace
 }  // namespace wrfgpu
