@@ -146,7 +146,7 @@ want "make_large_case fails mid-way" 2 "charvar.nc: reading variable 'note'" $mk
 # The benchmark measures something or says why not.
 mkdir "$tmp/empty"
 want "bench --json /nonexistent" 2 "--json /nonexistent/x.json: cannot write" $bench --json /nonexistent/x.json
-want "bench --kernels xyz" 2 "unknown kernel 'xyz' \(known: advect_scalar_pd, radm2sorg_kpp, wsm5\)" $bench --kernels xyz
+want "bench --kernels xyz" 2 "unknown kernel 'xyz' \(known: advect_scalar, advect_scalar_pd, radm2sorg_kpp, wsm5\)" $bench --kernels xyz
 want "bench --kernels radm2sorg (alias), no captures" 1 "nothing was measured" \
   env CUDA_VISIBLE_DEVICES= $bench --kernels radm2sorg --data "$tmp/empty" --json "$tmp/b.json"
 want "bench --data /nonexistent" 2 "--data /nonexistent: no such folder" $bench --data /nonexistent
