@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
     }
     std::printf("(ms, median; gpu: the caller's arrays pageable, as WRF's; gpu-pl: page-locked, copied\n"
                 " straight to and from them; kernel = GPU kernels only (CPU: whole call); check = input checks\n"
-                " (NaN/Inf, positivity) on the host, and WSM5's on the GPU with page-locked arrays, part of end2end\n"
+                " (NaN/Inf, positivity) on the host, and WSM5's and advection's on the GPU with page-locked arrays, part of end2end\n"
                 " where reported (advection, and WSM5 with pageable arrays, check the 3-D inputs as they pack\n"
                 " them, which this column leaves out); xfer = pure transfer time of the\n"
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"

@@ -63,6 +63,7 @@ struct AdvectTimings {
   double total_ms = 0;  // wall clock of the call (validation excluded)
   std::size_t bytes_h2d = 0, bytes_d2h = 0;
   int groups = 0, species_per_group = 0;
+  bool direct = false;  // GPU: the caller's arrays were page-locked; copied straight, no staging
   const char* backend = "";
   // Backend::Both: comparison of the GPU result (returned) with the CPU one.
   double both_max_abs_diff = 0;
@@ -80,6 +81,11 @@ double gpu_cpu_plmv_limit(Mode m);
 struct GpuOptions {
   int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each)
   int species_per_thread = 0; // tracers one thread loops over (geometry computed once); 0: 8
+  // When the tracers and tendencies of the call are page-locked (cudaHostAlloc or
+  // cudaHostRegister), copy each group straight between them and the device: no host packing,
+  // the NaN/Inf check of the tracers on the device (and ru, rv, rom straight too where they are
+  // page-locked). false: always stage through pinned buffers.
+  bool direct_locked = true;
 };
 
 // Positive-definite advection (advect_scalar_pd). Throws InputError (bad input; nothing is

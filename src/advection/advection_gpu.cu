@@ -14,6 +14,14 @@
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
+// Page-locked caller arrays (GpuOptions::direct_locked; a model that allocates its arrays with
+// cudaHostAlloc or registers them with cudaHostRegister): no host packing at all. Each
+// group's tracers are copied straight from the caller's arrays, whole memory rows ims..ime of
+// levels kts..ktf (contiguous for each j: one 2-D copy per species and array, so that the DMA
+// engine moves rows of a few KB, not the region's 0.5 KB rows), and ru, rv, rom where they are
+// page-locked too (the region's rows, one 3-D copy each), the tracers' NaN/Inf check
+// runs on the device (k_check_rows, over exactly the values the scheme reads), and once every
+// group has passed it the tendencies go straight back into their tiles (3-D copies).
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -24,6 +32,7 @@
 #include "config.h"
 #include "advection_impl.h"
 #include "cuda_util.h"
+#include "device.h"
 #include "errors.h"
 #include "staged_call.h"
 #include "stream_copy.h"
@@ -250,6 +259,34 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
   }
 }
 
+// The finite check of the tracers on the device (page-locked path): the rows of a RowCheck
+// (advection_impl.h: per j of its box, the i-intervals the scheme reads, for every level and
+// species of the group) in a group's dense input (layout mem), one block per row. The smallest
+// RowCheck code of a NaN/Inf goes to *first (the same code as the host check, so the message
+// names the same value).
+struct RowTable {
+  const int* off;  // [nj + 1]: the first interval of each row j (intervals in iv)
+  const int* iv;   // pairs i0, i1
+  int i0, ni, j0, nj, k0, nk;  // the RowCheck's box u and levels
+};
+__global__ void __launch_bounds__(128) k_check_rows(const float* __restrict__ a, KBox mem, RowTable t,
+                                                    int s0, unsigned long long* first) {
+  const long row = blockIdx.x;
+  const int k = t.k0 + (int)(row % t.nk), jj = (int)(row / t.nk % t.nj), s = (int)(row / t.nk / t.nj);
+  const int j = t.j0 + jj;
+  const float* r = a + (std::size_t)s * mem.ni * mem.nk * mem.nj +
+                   (std::size_t)mem.ni * ((std::size_t)(k - mem.k0) + (std::size_t)mem.nk * (j - mem.j0));
+  for (int q = t.off[jj]; q < t.off[jj + 1]; ++q)
+    for (int i = t.iv[2 * q] + threadIdx.x; i <= t.iv[2 * q + 1]; i += blockDim.x) {
+      // non-finite: all exponent bits set (a test that fast math cannot fold away)
+      if ((__float_as_uint(r[i - mem.i0]) & 0x7f800000u) == 0x7f800000u) {
+        const unsigned long long code =
+            ((((unsigned long long)(s0 + s) * t.nj + jj) * t.nk + (k - t.k0)) * t.ni + (i - t.i0));
+        atomicMin(first, code);
+      }
+    }
+}
+
 // advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
 __global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
@@ -317,6 +354,9 @@ struct Context {
   PinnedBuffer<float> pin_met, pin_out;
   DeviceBuffer<float> d_met;
   Slot slot[kSlots];
+  DeviceBuffer<int> d_rows;                    // page-locked path: RowTables of the checks,
+  DeviceBuffer<unsigned long long> d_first_bad;  // their results (field, field_old),
+  DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
 };
 Context& context() {
   static Context* c = new Context();  // never destroyed: CUDA may be gone at exit
@@ -383,6 +423,31 @@ void unpack3(const float* src, int nout, float* const* dst, std::size_t sst, int
   }
 }
 
+// Page-locked path. Species s of a WRF array (its base, the caller's layout d) <-> a dense
+// device box: whole memory rows (box i0..i1 = ims..ime), one 2-D copy of nj chunks of
+// nx * nk values; or any box b, one 3-D copy of its rows (the tiles of the outputs: nothing
+// outside the tile is written).
+void copy_rows_to_device(const float* host, const WrfDims& d, const Box& b, float* dev, cudaStream_t st) {
+  const std::size_t w = sizeof(float) * (std::size_t)d.nx() * b.nk();
+  WRFGPU_CUDA_CHECK(cudaMemcpy2DAsync(dev, w, host + d.idx3(d.ims, b.k0, b.j0),
+                                      sizeof(float) * (std::size_t)d.nx() * d.nz(), w, b.nj(),
+                                      cudaMemcpyHostToDevice, st));
+}
+void copy_box(float* host, const WrfDims& d, const Box& b, float* dev, bool to_device, cudaStream_t st) {
+  cudaMemcpy3DParms p = {};
+  const cudaPitchedPtr h = make_cudaPitchedPtr(host, sizeof(float) * d.nx(), d.nx(), d.nz());
+  const cudaPitchedPtr g = make_cudaPitchedPtr(dev, sizeof(float) * b.ni(), b.ni(), b.nk());
+  const cudaPos hp = make_cudaPos(sizeof(float) * (b.i0 - d.ims), b.k0 - d.kms, b.j0 - d.jms);
+  if (to_device) { p.srcPtr = h; p.srcPos = hp; p.dstPtr = g; p.kind = cudaMemcpyHostToDevice; }
+  else { p.srcPtr = g; p.dstPtr = h; p.dstPos = hp; p.kind = cudaMemcpyDeviceToHost; }
+  p.extent = make_cudaExtent(sizeof(float) * b.ni(), b.nk(), b.nj());
+  WRFGPU_CUDA_CHECK(cudaMemcpy3DAsync(&p, st));
+}
+// Are box b's values of all ns species of a caller's array page-locked?
+bool box_locked(const float* a, std::size_t sst, int ns, const WrfDims& d, const Box& b) {
+  return a == nullptr || host_range_locked(a + d.idx3(b.i0, b.k0, b.j0), a + (std::size_t)(ns - 1) * sst + d.idx3(b.i1, b.k1, b.j1));
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -406,6 +471,16 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const bool sep_fo = p.pd ? !p.fo_is_f : (!p.fo_is_f && (p.bc.open_xs || p.bc.open_xe || p.bc.open_ys || p.bc.open_ye));
   const int nout = 1 + (in.h_tendency ? 1 : 0) + (in.z_tendency ? 1 : 0);
   const bool acc = in.accumulate;
+  // The page-locked path (GpuOptions::direct_locked): every tracer and tendency array of the
+  // call is page-locked. Its tracer box on the device is whole memory rows (RD).
+  Box RD = R;
+  RD.i0 = ud.ims; RD.i1 = ud.ime;
+  const bool direct = opt.direct_locked && box_locked(in.field, p.sst, ns, ud, RD) &&
+                      (!sep_fo || box_locked(in.field_old, p.sst, ns, ud, RD)) &&
+                      box_locked(in.tendency, p.sst, ns, ud, T) && box_locked(in.h_tendency, p.sst, ns, ud, T) &&
+                      box_locked(in.z_tendency, p.sst, ns, ud, T);
+  const Box& RT = direct ? RD : R;  // the tracers' box on the device
+  const std::size_t rt3 = RT.size();
   // species per group
   int G = opt.species_per_group;
   if (G <= 0) G = config::integer("WRFGPU_ADVECT_GROUP").value_or(0);
@@ -420,7 +495,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     // patch is that large.
     Box fbx = p.pd ? RG : T;
     fbx.i1 += 1; fbx.j1 += 1; fbx.k1 += 1;
-    const std::size_t per_sp = std::max({r3, (std::size_t)(p.pd ? 6 : 3) * fbx.size(), rg3, t3});
+    const std::size_t per_sp = std::max({rt3, (std::size_t)(p.pd ? 6 : 3) * fbx.size(), rg3, t3});
     const std::size_t lim = 0xffffffffu;
     if (per_sp > lim)
       throw RuntimeError("advection: the region of " + std::to_string(R.size()) +
@@ -441,13 +516,23 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   float* pm = st.pin_met.reserve(met_n);
   float* dm = st.d_met.reserve(met_n);
   // per-group sizes (elements)
-  const std::size_t in_per_sp = r3 * (sep_fo ? 2 : 1) + (acc ? t3 * (in.h_tendency ? 2 : 1) : 0);
+  // (page-locked path: the tendencies that accumulate go straight into the outputs)
+  const std::size_t in_per_sp = rt3 * (sep_fo ? 2 : 1) + (acc && !direct ? t3 * (in.h_tendency ? 2 : 1) : 0);
   const std::size_t out_per_sp = t3 * nout;
-  float* const pin_out = st.pin_out.reserve(out_per_sp * ns);
+  float* const pin_out = direct ? nullptr : st.pin_out.reserve(out_per_sp * ns);
+  // With the device check of the page-locked path every group's outputs wait on the device
+  // until all groups have passed it, so each group has its own input and output buffers (the
+  // call's whole working set on the device), not one of the two slots' (which the group after
+  // next would overwrite before the outputs are copied back).
+  const bool device_check = direct && p.tracers_unchecked;
+  float* const call_in = device_check ? st.d_call_in.reserve(in_per_sp * ns) : nullptr;
+  float* const call_out = device_check ? st.d_call_out.reserve(out_per_sp * ns) : nullptr;
   for (auto& sl : st.slot) {
-    sl.pin_in.reserve(in_per_sp * G);
-    sl.d_in.reserve(in_per_sp * G);
-    sl.d_out.reserve(out_per_sp * G);
+    if (!direct) sl.pin_in.reserve(in_per_sp * G);
+    if (!device_check) {
+      sl.d_in.reserve(in_per_sp * G);
+      sl.d_out.reserve(out_per_sp * G);
+    }
     sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
     sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
   }
@@ -455,10 +540,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
 
   // ---- device view ------------------------------------------------------------------------
   View v = cpu_view(p);
-  v.mt = R.as_memory(ud);
+  v.mt = RT.as_memory(ud);
   v.mm = R.as_memory(ud);
   v.mo = T.as_memory(ud);
-  v.sst = r3;
+  v.sst = rt3;
   v.ost = t3;
   v.ru = dm; v.rv = dm + r3; v.rom = dm + 2 * r3;
   const float* d2 = dm + 3 * r3;
@@ -474,13 +559,18 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // Group g's species, and its device pointers.
   auto first_species = [&](int g) { return g * G; };
   auto species_in = [&](int g) { return std::min(G, ns - g * G); };
+  auto group_in = [&](int g) {
+    return device_check ? call_in + (std::size_t)first_species(g) * in_per_sp : st.slot[g % kSlots].d_in.data();
+  };
+  auto group_out = [&](int g) {
+    return device_check ? call_out + (std::size_t)first_species(g) * out_per_sp : st.slot[g % kSlots].d_out.data();
+  };
   auto group_view = [&](int g) {
     const int gn = species_in(g);
-    const Slot& S = st.slot[g % kSlots];
     View vg = v;
-    vg.f = S.d_in.data();
-    vg.fo = sep_fo ? S.d_in.data() + (std::size_t)gn * r3 : vg.f;
-    float* dout = S.d_out.data();
+    vg.f = group_in(g);
+    vg.fo = sep_fo ? vg.f + (std::size_t)gn * rt3 : vg.f;
+    float* dout = group_out(g);
     vg.tend = dout;
     vg.htend = in.h_tendency ? dout + (std::size_t)gn * t3 : nullptr;
     vg.ztend = in.z_tendency ? dout + (std::size_t)gn * t3 * (in.h_tendency ? 2 : 1) : nullptr;
@@ -503,10 +593,14 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // The met fields: one packed buffer (packed here, before the pipeline starts its clock for
   // the copy), one H2D before every group.
   const auto tmet = std::chrono::steady_clock::now();
+  // The 3-D met fields straight from the caller's arrays too where they are page-locked (the
+  // region's rows, one 3-D copy each); the 2-D and 1-D ones are always packed (a few KB).
+  const float* a3[3] = {in.ru, in.rv, in.rom};
+  const bool met_direct = opt.direct_locked && box_locked(in.ru, 0, 1, ud, R) &&
+                          box_locked(in.rv, 0, 1, ud, R) && box_locked(in.rom, 0, 1, ud, R);
   {
     float* q = pm;
-    const float* a3[3] = {in.ru, in.rv, in.rom};
-    for (const float* a : a3) { pack3(a, ud, R, q); q += r3; }
+    for (const float* a : a3) { if (!met_direct) pack3(a, ud, R, q); q += r3; }
     const float* a2[5] = {in.mut, in.mub, in.mu_old, in.msftx, in.msfty};
     for (const float* a : a2) {
       if (a) pack2(a, ud, R, q); else std::memset(q, 0, r2 * sizeof(float));
@@ -520,17 +614,24 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   }
   const double met_pack_ms = ms_since(tmet);
   steps.prologue = [&](cudaStream_t s0) {
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, pm, met_n * sizeof(float), cudaMemcpyHostToDevice, s0));
+    if (met_direct) {
+      for (int a = 0; a < 3; ++a) copy_box(const_cast<float*>(a3[a]), ud, R, dm + a * r3, true, s0);
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm + 3 * r3, pm + 3 * r3, (met_n - 3 * r3) * sizeof(float),
+                                        cudaMemcpyHostToDevice, s0));
+    } else {
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dm, pm, met_n * sizeof(float), cudaMemcpyHostToDevice, s0));
+    }
   };
   // Inputs of group g: [f x gn][fo x gn][tend x gn][htend x gn], each tracer row tested for
   // NaN/Inf as it is copied.
   steps.pack = [&](int g) {
+    if (direct) return true;  // nothing to pack; the check runs on the device
     const int sa = first_species(g), gn = species_in(g);
     float* q0 = st.slot[g % kSlots].pin_in.data();
     float* q = q0;
     const std::size_t off = (std::size_t)sa * p.sst;
-    long bad = pack3(in.field + off, p.sst, gn, ud, R, q, rc_f, sa); q += gn * r3;
-    if (sep_fo) { bad = std::min(bad, pack3(in.field_old + off, p.sst, gn, ud, R, q, rc_fo, sa)); q += gn * r3; }
+    long bad = pack3(in.field + off, p.sst, gn, ud, R, q, rc_f, sa); q += gn * rt3;
+    if (sep_fo) { bad = std::min(bad, pack3(in.field_old + off, p.sst, gn, ud, R, q, rc_fo, sa)); q += gn * rt3; }
     if (acc) {
       pack3(in.tendency + off, p.sst, gn, ud, T, q); q += gn * t3;
       if (in.h_tendency) { pack3(in.h_tendency + off, p.sst, gn, ud, T, q); q += gn * t3; }
@@ -546,6 +647,21 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   };
   steps.copy_in = [&](int g, cudaStream_t strm) {
     Slot& S = st.slot[g % kSlots];
+    if (direct) {
+      const int sa = first_species(g), gn = species_in(g);
+      const View vg = group_view(g);
+      for (int s = 0; s < gn; ++s) {
+        const std::size_t off = (std::size_t)(sa + s) * p.sst;
+        copy_rows_to_device(in.field + off, ud, RT, group_in(g) + (std::size_t)s * rt3, strm);
+        if (sep_fo) copy_rows_to_device(in.field_old + off, ud, RT, const_cast<float*>(vg.fo) + (std::size_t)s * rt3, strm);
+        if (acc) {  // the tendencies to accumulate onto, straight into the outputs
+          copy_box(in.tendency + off, ud, T, vg.tend + (std::size_t)s * t3, true, strm);
+          if (vg.htend) copy_box(in.h_tendency + off, ud, T, vg.htend + (std::size_t)s * t3, true, strm);
+        }
+      }
+      bytes_h2d += sizeof(float) * gn * (rt3 * (sep_fo ? 2 : 1) + (acc ? t3 * (vg.htend ? 2 : 1) : 0));
+      return;
+    }
     WRFGPU_CUDA_CHECK(cudaMemcpyAsync(S.d_in.data(), S.pin_in.data(), nin[g] * sizeof(float),
                                       cudaMemcpyHostToDevice, strm));
     bytes_h2d += nin[g] * sizeof(float);
@@ -554,8 +670,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     const int gn = species_in(g);
     Slot& S = st.slot[g % kSlots];
     const View vg = group_view(g);
-    if (acc) {  // the tendencies accumulate onto what came in
-      const float* din_t = S.d_in.data() + (std::size_t)gn * r3 * (sep_fo ? 2 : 1);
+    if (acc && !direct) {  // the tendencies accumulate onto what came in
+      const float* din_t = S.d_in.data() + (std::size_t)gn * rt3 * (sep_fo ? 2 : 1);
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(vg.tend, din_t, (std::size_t)gn * t3 * sizeof(float),
                                         cudaMemcpyDeviceToDevice, strm));
       if (vg.htend)
@@ -586,6 +702,16 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   steps.copy_out = [&](int g, cudaStream_t strm) {
     const int sa = first_species(g), gn = species_in(g);
     const View vg = group_view(g);
+    if (direct) {  // straight into the tiles of the caller's arrays
+      for (int s = 0; s < gn; ++s) {
+        const std::size_t off = (std::size_t)(sa + s) * p.sst;
+        copy_box(in.tendency + off, ud, T, vg.tend + (std::size_t)s * t3, false, strm);
+        if (vg.htend) copy_box(in.h_tendency + off, ud, T, vg.htend + (std::size_t)s * t3, false, strm);
+        if (vg.ztend) copy_box(in.z_tendency + off, ud, T, vg.ztend + (std::size_t)s * t3, false, strm);
+      }
+      bytes_d2h += (std::size_t)gn * out_per_sp * sizeof(float);
+      return;
+    }
     float* po = pin_out + (std::size_t)sa * out_per_sp;
     for (int s = 0; s < gn; ++s) {
       for (float* src : {vg.tend, vg.htend, vg.ztend}) {
@@ -598,6 +724,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     bytes_d2h += (std::size_t)gn * out_per_sp * sizeof(float);
   };
   steps.unpack = [&](int g) {
+    if (direct) return;  // the copies wrote the caller's arrays
     const int sa = first_species(g), gn = species_in(g);
     float* outs[3];
     int no = 0;
@@ -607,6 +734,55 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (in.z_tendency) outs[no++] = in.z_tendency + off;
     unpack3(pin_out + (std::size_t)sa * out_per_sp, no, outs, p.sst, gn, ud, T);
   };
+
+  // Page-locked path: the tracers' finite check on the device, group by group after its H2D;
+  // no output is copied back until every group has passed (ChunkPlan::device_check).
+  plan.device_check = device_check;
+  unsigned long long first_bad[2] = {~0ull, ~0ull};
+  if (plan.device_check) {
+    const RowCheck* rcs[2] = {rc_f, sep_fo ? rc_fo : nullptr};
+    std::vector<int> h;
+    std::size_t at[2] = {0, 0};
+    for (int a = 0; a < 2; ++a) {
+      if (!rcs[a]) continue;
+      at[a] = h.size();
+      const RowCheck& rc = *rcs[a];
+      const int nj = rc.u.nj();
+      std::size_t nq = 0;
+      for (const auto& iv : rc.ivs) nq += iv.size();
+      h.resize(at[a] + nj + 1 + 2 * nq);
+      int* off = h.data() + at[a];
+      int* iv = off + nj + 1;
+      int q = 0;
+      for (int jj = 0; jj < nj; ++jj) {
+        off[jj] = q;
+        for (const auto& x : rc.ivs[(std::size_t)jj]) { iv[2 * q] = x.first; iv[2 * q + 1] = x.second; ++q; }
+      }
+      off[nj] = q;
+    }
+    int* drows = st.d_rows.reserve(std::max<std::size_t>(1, h.size()));
+    unsigned long long* dfirst = st.d_first_bad.reserve(2);
+    WRFGPU_CUDA_CHECK(cudaMemcpy(drows, h.data(), h.size() * sizeof(int), cudaMemcpyHostToDevice));
+    WRFGPU_CUDA_CHECK(cudaMemcpy(dfirst, first_bad, sizeof first_bad, cudaMemcpyHostToDevice));
+    steps.check = [&, rcs, at, drows, dfirst](int g, cudaStream_t strm) {
+      const int sa = first_species(g), gn = species_in(g);
+      const View vg = group_view(g);
+      const float* arr[2] = {vg.f, vg.fo};
+      for (int a = 0; a < 2; ++a) {
+        if (!rcs[a]) continue;
+        const RowCheck& rc = *rcs[a];
+        const RowTable tb{drows + at[a], drows + at[a] + rc.u.nj() + 1, rc.u.i0, rc.u.ni(), rc.u.j0, rc.u.nj(), rc.k0, rc.nk()};
+        const long rows = (long)gn * rc.u.nj() * rc.nk();
+        if (rows == 0) continue;
+        k_check_rows<<<(unsigned)rows, 128, 0, strm>>>(arr[a], kbox(RT), tb, sa, dfirst + a);
+        WRFGPU_CUDA_CHECK_LAUNCH("k_check_rows");
+      }
+    };
+    steps.checks_pass = [&, dfirst]() {
+      WRFGPU_CUDA_CHECK(cudaMemcpy(first_bad, dfirst, sizeof first_bad, cudaMemcpyDeviceToHost));
+      return first_bad[0] == ~0ull && first_bad[1] == ~0ull;
+    };
+  }
 
   const StagedTimes t = st.pipe.run(plan, steps);
   if (tm) {
@@ -619,6 +795,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     tm->bytes_d2h = bytes_d2h;
     tm->groups = ngroups;
     tm->species_per_group = G;
+    tm->direct = direct;
+    tm->check_ms += t.check_ms;  // the device check of the page-locked path (run() timed its host checks)
   }
 }
 

@@ -110,6 +110,17 @@ void* host_alloc_locked(std::size_t bytes) {
 void host_free_locked(void* p) {
   if (p) cudaFreeHost(p);
 }
+bool host_range_locked(const void* first, const void* last) {
+  for (const void* p : {first, last}) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();  // clear: pageable memory is not an error
+      return false;
+    }
+    if (a.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
 
 std::string cuda_version_string() {
   int rt = 0, drv = 0;

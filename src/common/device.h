@@ -33,5 +33,9 @@ std::string cuda_version_string();
 // had (no CUDA build, no device). host_free_locked(nullptr) is a no-op.
 void* host_alloc_locked(std::size_t bytes);
 void host_free_locked(void* p);
+// True when the bytes first..last of a caller's array lie in page-locked host memory
+// (cudaHostAlloc or cudaHostRegister): both ends are host-registered. false for pageable memory
+// and in builds without CUDA. The GPU backends copy straight from and to such arrays.
+bool host_range_locked(const void* first, const void* last);
 
 }  // namespace wrfgpu

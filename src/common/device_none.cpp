@@ -26,5 +26,6 @@ void* host_alloc_locked(std::size_t) {
   throw RuntimeError("no page-locked host memory: this build of wrfgpu has no CUDA backend");
 }
 void host_free_locked(void*) {}
+bool host_range_locked(const void*, const void*) { return false; }
 
 }  // namespace wrfgpu

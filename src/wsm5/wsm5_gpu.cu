@@ -433,16 +433,7 @@ void launch_slab(const Constants& c, const RadarTables& rt, const SlabView& v, f
 // True when the tile of a caller's array lies in page-locked memory (cudaHostAlloc or
 // cudaHostRegister): its first and last tile elements are both host-registered.
 bool tile_locked(const float* base, std::size_t first, std::size_t last) {
-  if (base == nullptr) return true;
-  for (const float* p : {base + first, base + last}) {
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-      cudaGetLastError();  // clear: pageable memory is not an error
-      return false;
-    }
-    if (a.type != cudaMemoryTypeHost) return false;
-  }
-  return true;
+  return base == nullptr || host_range_locked(base + first, base + last);
 }
 
 // Tile rows of slab rows j0..j0+nj-1 of a WRF (i,k,j) array <-> a dense [jj][k][i] device

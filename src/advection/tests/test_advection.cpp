@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "advection_capture.h"
 #include "advection_physics.h"
 #include "advection_synth.h"
+#include "device.h"
 #include "errors.h"
 #include "test_util.h"
 #include "verify.h"
@@ -509,6 +511,116 @@ TEST(AdvectionGpu, BadTracerNamedAndNothingWritten) {
   for (std::size_t q = 0; q < ref.size(); ++q)
     if (std::memcmp(&ref[q], &c.tendency[q], sizeof(float)) != 0) ++differ;
   EXPECT_EQ(differ, 0u);
+}
+
+// ---- page-locked caller arrays: copied straight, checked on the device -------------------------
+// A model that keeps its tracers and tendencies page-locked (cudaHostAlloc, cudaHostRegister)
+// gets the direct path (GpuOptions::direct_locked): each group copied straight from and to the
+// caller's arrays, the tracers' NaN/Inf check on the device. It must give the CPU's bits,
+// write nothing outside the tile, name a bad value as validate() does and then write nothing;
+// direct_locked = false stages the same arrays through pinned buffers, with the same bits.
+namespace {
+struct Pinned {  // a page-locked copy of a host array
+  float* p;
+  std::size_t n;
+  explicit Pinned(const std::vector<float>& v)
+      : p(static_cast<float*>(host_alloc_locked(v.size() * sizeof(float)))), n(v.size()) {
+    std::copy(v.begin(), v.end(), p);
+  }
+  ~Pinned() { host_free_locked(p); }
+  std::vector<float> values() const { return std::vector<float>(p, p + n); }
+};
+}  // namespace
+
+TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
+  WRFGPU_REQUIRE_GPU();
+  SynthSpec sp;
+  sp.nspec = 9; sp.halo = 5; sp.its = 8; sp.ite = 15; sp.jts = 7; sp.jte = 12; sp.nz = 11;
+  sp.flags.specified = true; sp.courant = 0.6f;
+  GpuOptions go;
+  go.species_per_group = 2;  // 5 groups
+  // good calls: pd with h/z tendencies accumulating, and the unlimited scheme (field twice);
+  // the winds page-locked too (variant 0: copied straight as well) or not (1), or the
+  // page-locked path off (2)
+  for (bool pd : {true, false})
+    for (int variant = 0; variant < 3; ++variant) {
+      const bool direct = variant < 2;
+      SynthCase c = make_synth(sp);
+      AdvectInputs in = c.inputs(pd);
+      in.accumulate = pd;
+      std::uint64_t r = 5;
+      auto fill = [&](std::vector<float>& v) {
+        for (auto& x : v) { r = r * 6364136223846793005ull + 1442695040888963407ull; x = 1e-4f * (float)((r >> 40) % 2001) - 0.1f; }
+      };
+      fill(c.tendency);
+      if (pd) { fill(c.h_tendency); fill(c.z_tendency); }
+      if (!pd) in.field_old = in.field;
+      Pinned f(c.field), fo(c.field_old), t(c.tendency), h(c.h_tendency), z(c.z_tendency);
+      Pinned ru(c.ru), rv(c.rv), rom(c.rom);
+      AdvectInputs li = in;
+      if (variant == 0) { li.ru = ru.p; li.rv = rv.p; li.rom = rom.p; }
+      li.field = f.p;
+      li.field_old = pd ? fo.p : f.p;
+      li.tendency = t.p;
+      li.h_tendency = pd ? h.p : nullptr;
+      li.z_tendency = pd ? z.p : nullptr;
+      if (pd) run_pd(Backend::Cpu, Mode::Strict, in); else run_unlimited(Backend::Cpu, Mode::Strict, in);
+      GpuOptions o = go;
+      o.direct_locked = direct;
+      AdvectTimings tm;
+      if (pd) run_pd(Backend::Gpu, Mode::Strict, li, &tm, o); else run_unlimited(Backend::Gpu, Mode::Strict, li, &tm, o);
+      EXPECT_EQ(tm.direct, direct) << "pd " << pd;
+      // every value of the arrays: the tile's bitwise the CPU's, the rest untouched by both
+      const std::vector<std::pair<const std::vector<float>*, const Pinned*>> outs = {
+          {&c.tendency, &t}, {&c.h_tendency, &h}, {&c.z_tendency, &z}};
+      for (const auto& q : outs) {
+        if (!pd && q.second != &t) continue;
+        const std::vector<float> g = q.second->values();
+        std::size_t differ = 0;
+        for (std::size_t x = 0; x < g.size(); ++x)
+          if (std::memcmp(&g[x], &(*q.first)[x], sizeof(float)) != 0) ++differ;
+        EXPECT_EQ(differ, 0u) << "pd " << pd << " variant " << variant;
+      }
+    }
+  // bad tracers (the cases of BadTracerNamedAndNothingWritten): the device check names the
+  // value validate() names, and nothing is written
+  struct Bad { bool old; int s, i, k, j; };
+  const std::vector<std::vector<Bad>> cases = {
+      {{false, 7, 16, 5, 3}}, {{true, 1, 9, 2, 8}, {false, 6, 4, 3, 9}}, {{true, 8, 13, 4, 10}}, {{false, 3, 17, 2, 9}},
+      {{false, 2, 3, 4, 2}},  // a corner of the halo: read by neither scheme
+  };
+  int nbad = 0;
+  for (const auto& bads : cases) {
+    SynthCase c = make_synth(sp);
+    for (const Bad& b : bads)
+      (b.old ? c.field_old : c.field)[(std::size_t)b.s * c.d.size3() + c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
+    for (auto& x : c.tendency) x = -7.0f;
+    AdvectInputs in = c.inputs();
+    std::string cpu_msg;
+    try {
+      validate(in, true);
+    } catch (const InputError& e) {
+      cpu_msg = e.what();
+    }
+    Pinned f(c.field), fo(c.field_old), t(c.tendency);
+    AdvectInputs li = in;
+    li.field = f.p; li.field_old = fo.p; li.tendency = t.p;
+    AdvectTimings tm;
+    if (cpu_msg.empty()) {
+      EXPECT_NO_THROW(run_pd(Backend::Gpu, Mode::Strict, li, &tm, go));
+      EXPECT_TRUE(tm.direct);
+      continue;
+    }
+    ++nbad;
+    try {
+      run_pd(Backend::Gpu, Mode::Strict, li, &tm, go);
+      ADD_FAILURE() << "the GPU backend accepted: " << cpu_msg;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), cpu_msg);
+    }
+    for (float x : t.values()) ASSERT_EQ(x, -7.0f) << "written before the error";
+  }
+  EXPECT_EQ(nbad, 4);
 }
 
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------

@@ -158,14 +158,6 @@ class Wsm5Replay : public Replay {
   std::string summary_;
   Patch patch_;
   wsm5::Capture cap_;
-  struct LockedArray {
-    float* p = nullptr;
-    explicit LockedArray(std::size_t n)
-        : p(static_cast<float*>(host_alloc_locked(sizeof(float) * n))) {}
-    LockedArray(LockedArray&& o) noexcept : p(o.p) { o.p = nullptr; }
-    LockedArray(const LockedArray&) = delete;
-    ~LockedArray() { host_free_locked(p); }
-  };
   bool locked_ = false;
   std::vector<LockedArray> locked_mem_;
 };
