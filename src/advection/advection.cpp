@@ -95,6 +95,14 @@ std::string first_bad_tracer(const Prepared& p) {
   return "";
 }
 
+std::string first_bad_met(const Prepared& p) {
+  for (const RowCheck& rc : p.met_checks) {
+    const long first = first_bad(rc, p.in->dims, 0);
+    if (first != LONG_MAX) return rc.message(first);
+  }
+  return "";
+}
+
 std::string RowCheck::message(long code) const {
   const long ni = u.ni(), nkb = nk(), njb = u.nj();
   const int i = u.i0 + (int)(code % ni);
@@ -312,6 +320,10 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
       if (n.kind == 4 && defer_tracers) {
         // field_old that is field: its boxes lie inside field's, which the backend checks
         if (!(std::string(n.name) == "field_old" && p.fo_is_f)) p.tracer_checks.push_back(std::move(rc));
+        continue;
+      }
+      if (n.kind == 3 && defer_tracers) {  // ru, rv, rom: the GPU backend checks them
+        p.met_checks.push_back(std::move(rc));
         continue;
       }
       const long first = first_bad(rc, d, sst);

@@ -598,6 +598,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const float* a3[3] = {in.ru, in.rv, in.rom};
   const bool met_direct = opt.direct_locked && box_locked(in.ru, 0, 1, ud, R) &&
                           box_locked(in.rv, 0, 1, ud, R) && box_locked(in.rom, 0, 1, ud, R);
+  // Their finite check (Prepared::met_checks): on the device with the tracers' where both are
+  // copied straight, else here, on the host, before anything is packed or written. Whatever
+  // finds a bad value, validate() names it, so the message is the CPU backend's (the first
+  // bad value in its order of the arrays).
+  const bool met_device_check = device_check && met_direct;
+  if (!met_device_check && !first_bad_met(p).empty()) {
+    validate(in, p.pd);
+    throw InputError("advection: " + first_bad_met(p));
+  }
   {
     float* q = pm;
     for (const float* a : a3) { if (!met_direct) pack3(a, ud, R, q); q += r3; }
@@ -642,8 +651,11 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // Bad input: nothing has been written to the caller's arrays; name the first bad value of
   // all tracers, as validate() would.
   steps.report_bad = [&]() {
+    validate(in, p.pd);  // throws the CPU backend's message
     const std::string m = first_bad_tracer(p);
     if (!m.empty()) throw InputError("advection: " + m);
+    const std::string mm = first_bad_met(p);
+    if (!mm.empty()) throw InputError("advection: " + mm);
   };
   steps.copy_in = [&](int g, cudaStream_t strm) {
     Slot& S = st.slot[g % kSlots];
@@ -738,12 +750,19 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // Page-locked path: the tracers' finite check on the device, group by group after its H2D;
   // no output is copied back until every group has passed (ChunkPlan::device_check).
   plan.device_check = device_check;
-  unsigned long long first_bad[2] = {~0ull, ~0ull};
+  constexpr int kChecked = 5;
+  unsigned long long first_bad[kChecked] = {~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
   if (plan.device_check) {
-    const RowCheck* rcs[2] = {rc_f, sep_fo ? rc_fo : nullptr};
+    // field, field_old, then (where checked on the device) ru, rv, rom
+    const RowCheck* rcs[kChecked] = {rc_f, sep_fo ? rc_fo : nullptr, nullptr, nullptr, nullptr};
+    if (met_device_check)
+      for (const RowCheck& rc : p.met_checks) {
+        const std::string n = rc.name;
+        rcs[n == "ru" ? 2 : n == "rv" ? 3 : 4] = &rc;
+      }
     std::vector<int> h;
-    std::size_t at[2] = {0, 0};
-    for (int a = 0; a < 2; ++a) {
+    std::size_t at[kChecked] = {};
+    for (int a = 0; a < kChecked; ++a) {
       if (!rcs[a]) continue;
       at[a] = h.size();
       const RowCheck& rc = *rcs[a];
@@ -761,26 +780,30 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       off[nj] = q;
     }
     int* drows = st.d_rows.reserve(std::max<std::size_t>(1, h.size()));
-    unsigned long long* dfirst = st.d_first_bad.reserve(2);
+    unsigned long long* dfirst = st.d_first_bad.reserve(kChecked);
     WRFGPU_CUDA_CHECK(cudaMemcpy(drows, h.data(), h.size() * sizeof(int), cudaMemcpyHostToDevice));
     WRFGPU_CUDA_CHECK(cudaMemcpy(dfirst, first_bad, sizeof first_bad, cudaMemcpyHostToDevice));
     steps.check = [&, rcs, at, drows, dfirst](int g, cudaStream_t strm) {
       const int sa = first_species(g), gn = species_in(g);
       const View vg = group_view(g);
-      const float* arr[2] = {vg.f, vg.fo};
-      for (int a = 0; a < 2; ++a) {
-        if (!rcs[a]) continue;
+      // the group's tracers, in its dense box RT; the met fields (with group 0: every group
+      // waits for their copy) in the region box R of the met buffer
+      const float* arr[kChecked] = {vg.f, vg.fo, dm, dm + r3, dm + 2 * r3};
+      for (int a = 0; a < kChecked; ++a) {
+        if (!rcs[a] || (a >= 2 && g != 0)) continue;
         const RowCheck& rc = *rcs[a];
         const RowTable tb{drows + at[a], drows + at[a] + rc.u.nj() + 1, rc.u.i0, rc.u.ni(), rc.u.j0, rc.u.nj(), rc.k0, rc.nk()};
-        const long rows = (long)gn * rc.u.nj() * rc.nk();
+        const long rows = (long)(a < 2 ? gn : 1) * rc.u.nj() * rc.nk();
         if (rows == 0) continue;
-        k_check_rows<<<(unsigned)rows, 128, 0, strm>>>(arr[a], kbox(RT), tb, sa, dfirst + a);
+        k_check_rows<<<(unsigned)rows, 128, 0, strm>>>(arr[a], kbox(a < 2 ? RT : R), tb, a < 2 ? sa : 0, dfirst + a);
         WRFGPU_CUDA_CHECK_LAUNCH("k_check_rows");
       }
     };
     steps.checks_pass = [&, dfirst]() {
       WRFGPU_CUDA_CHECK(cudaMemcpy(first_bad, dfirst, sizeof first_bad, cudaMemcpyDeviceToHost));
-      return first_bad[0] == ~0ull && first_bad[1] == ~0ull;
+      for (unsigned long long c : first_bad)
+        if (c != ~0ull) return false;
+      return true;
     };
   }
 

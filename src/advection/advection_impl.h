@@ -83,12 +83,18 @@ struct Prepared {
   // writes any output.
   std::vector<RowCheck> tracer_checks;
   bool tracers_unchecked = false;
+  // With the tracers, the finite checks of the 3-D met fields (ru, rv, rom) are left to the GPU
+  // backend: on the device where it copies them straight from page-locked arrays, else on the
+  // host before it packs anything (first_bad_met).
+  std::vector<RowCheck> met_checks;
 };
 
 // The message of the first non-finite value in the tracers of tracer_checks (field, then
 // field_old), as validate() names it; "" if there is none. The GPU backend calls it when its
 // packing found one, before anything is written.
 std::string first_bad_tracer(const Prepared& p);
+// The same for met_checks.
+std::string first_bad_met(const Prepared& p);
 
 // The checks and the boundary rule of one call (advection.cpp): bad input throws InputError;
 // defer_tracers leaves the tracers' NaN/Inf scan to the GPU backend's packing. The device tests

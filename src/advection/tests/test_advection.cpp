@@ -621,6 +621,45 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
     for (float x : t.values()) ASSERT_EQ(x, -7.0f) << "written before the error";
   }
   EXPECT_EQ(nbad, 4);
+  // bad winds, page-locked too (checked on the device with the tracers) or not (on the host):
+  // validate()'s message (the tracers come first in its order), nothing written; rom at kts is
+  // not read (its flux is zero)
+  struct BadMet { int which; int i, k, j; bool also_field; };
+  const BadMet mets[] = {{0, 8, 3, 7, false}, {1, 15, 9, 13, true}, {2, 12, 5, 10, false}, {2, 12, 1, 10, false}};
+  int nmet = 0;
+  for (const BadMet& b : mets)
+    for (bool met_locked : {true, false}) {
+      SynthCase c = make_synth(sp);
+      std::vector<float>* m[3] = {&c.ru, &c.rv, &c.rom};
+      (*m[b.which])[c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
+      if (b.also_field) c.field[(std::size_t)4 * c.d.size3() + c.d.idx3(10, 2, 9)] = std::nanf("");
+      for (auto& x : c.tendency) x = -7.0f;
+      AdvectInputs in = c.inputs();
+      std::string cpu_msg;
+      try {
+        validate(in, true);
+      } catch (const InputError& e) {
+        cpu_msg = e.what();
+      }
+      Pinned f(c.field), fo(c.field_old), t(c.tendency), ru(c.ru), rv(c.rv), rom(c.rom);
+      AdvectInputs li = in;
+      li.field = f.p; li.field_old = fo.p; li.tendency = t.p;
+      if (met_locked) { li.ru = ru.p; li.rv = rv.p; li.rom = rom.p; }
+      AdvectTimings tm;
+      if (cpu_msg.empty()) {
+        EXPECT_NO_THROW(run_pd(Backend::Gpu, Mode::Strict, li, &tm, go));
+        continue;
+      }
+      ++nmet;
+      try {
+        run_pd(Backend::Gpu, Mode::Strict, li, &tm, go);
+        ADD_FAILURE() << "the GPU backend accepted: " << cpu_msg;
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), cpu_msg) << "met locked " << met_locked;
+      }
+      for (float x : t.values()) ASSERT_EQ(x, -7.0f) << "written before the error";
+    }
+  EXPECT_EQ(nmet, 6);
 }
 
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
