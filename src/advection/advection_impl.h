@@ -97,7 +97,8 @@ std::string first_bad_tracer(const Prepared& p);
 std::string first_bad_met(const Prepared& p);
 
 // The checks and the boundary rule of one call (advection.cpp): bad input throws InputError;
-// defer_tracers leaves the tracers' NaN/Inf scan to the GPU backend's packing. The device tests
+// defer_tracers leaves the NaN/Inf scan of the tracers and of ru, rv, rom to the GPU backend
+// (tracer_checks, met_checks: on the host as it packs, or on the device). The device tests
 // build their Views through it and cpu_view.
 Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = false);
 
