@@ -434,14 +434,7 @@ void copy_rows_to_device(const float* host, const WrfDims& d, const Box& b, floa
                                       cudaMemcpyHostToDevice, st));
 }
 void copy_box(float* host, const WrfDims& d, const Box& b, float* dev, bool to_device, cudaStream_t st) {
-  cudaMemcpy3DParms p = {};
-  const cudaPitchedPtr h = make_cudaPitchedPtr(host, sizeof(float) * d.nx(), d.nx(), d.nz());
-  const cudaPitchedPtr g = make_cudaPitchedPtr(dev, sizeof(float) * b.ni(), b.ni(), b.nk());
-  const cudaPos hp = make_cudaPos(sizeof(float) * (b.i0 - d.ims), b.k0 - d.kms, b.j0 - d.jms);
-  if (to_device) { p.srcPtr = h; p.srcPos = hp; p.dstPtr = g; p.kind = cudaMemcpyHostToDevice; }
-  else { p.srcPtr = g; p.dstPtr = h; p.dstPos = hp; p.kind = cudaMemcpyDeviceToHost; }
-  p.extent = make_cudaExtent(sizeof(float) * b.ni(), b.nk(), b.nj());
-  WRFGPU_CUDA_CHECK(cudaMemcpy3DAsync(&p, st));
+  copy_wrf_box(host, d, b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj(), dev, to_device, st);
 }
 // Are box b's values of all ns species of a caller's array page-locked?
 bool box_locked(const float* a, std::size_t sst, int ns, const WrfDims& d, const Box& b) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 #include "errors.h"
+#include "wrf_dims.h"
 
 #if __has_include(<nvtx3/nvToolsExt.h>)
 #include <nvtx3/nvToolsExt.h>
@@ -133,5 +134,20 @@ struct NvtxRange {
 #endif
   }
 };
+
+// The box i0.., k0.., j0.. (ni x nk x nj values) of a WRF (i,k,j) host array of layout d <->
+// a dense [j][k][i] device array, as one strided copy: the page-locked paths of the backends
+// copy the caller's tiles this way, nothing outside the box touched.
+inline void copy_wrf_box(float* host, const WrfDims& d, int i0, int ni, int k0, int nk, int j0, int nj,
+                         float* dev, bool to_device, cudaStream_t st) {
+  cudaMemcpy3DParms p = {};
+  const cudaPitchedPtr h = make_cudaPitchedPtr(host, sizeof(float) * d.nx(), d.nx(), d.nz());
+  const cudaPitchedPtr g = make_cudaPitchedPtr(dev, sizeof(float) * ni, ni, nk);
+  const cudaPos hp = make_cudaPos(sizeof(float) * (i0 - d.ims), k0 - d.kms, j0 - d.jms);
+  if (to_device) { p.srcPtr = h; p.srcPos = hp; p.dstPtr = g; p.kind = cudaMemcpyHostToDevice; }
+  else { p.srcPtr = g; p.dstPtr = h; p.dstPos = hp; p.kind = cudaMemcpyDeviceToHost; }
+  p.extent = make_cudaExtent(sizeof(float) * ni, nk, nj);
+  WRFGPU_CUDA_CHECK(cudaMemcpy3DAsync(&p, st));
+}
 
 }  // namespace wrfgpu

@@ -440,15 +440,7 @@ bool tile_locked(const float* base, std::size_t first, std::size_t last) {
 // field, as one strided copy (no staging, nothing outside the tile touched).
 void copy3d(const WrfDims& d, int j0, int nj, float* host, float* dev, bool to_device,
             cudaStream_t st) {
-  const int ni = d.tile_ni(), nk = d.tile_nk();
-  cudaMemcpy3DParms p = {};
-  cudaPitchedPtr h = make_cudaPitchedPtr(host, sizeof(float) * d.nx(), d.nx(), d.nz());
-  cudaPitchedPtr g = make_cudaPitchedPtr(dev, sizeof(float) * ni, ni, nk);
-  const cudaPos hp = make_cudaPos(sizeof(float) * (d.its - d.ims), d.kts - d.kms, d.jts - d.jms + j0);
-  if (to_device) { p.srcPtr = h; p.srcPos = hp; p.dstPtr = g; p.kind = cudaMemcpyHostToDevice; }
-  else { p.srcPtr = g; p.dstPtr = h; p.dstPos = hp; p.kind = cudaMemcpyDeviceToHost; }
-  p.extent = make_cudaExtent(sizeof(float) * ni, nk, nj);
-  WRFGPU_CUDA_CHECK(cudaMemcpy3DAsync(&p, st));
+  copy_wrf_box(host, d, d.its, d.tile_ni(), d.kts, d.tile_nk(), d.jts + j0, nj, dev, to_device, st);
 }
 void copy2d(const WrfDims& d, int j0, int nj, float* host, float* dev, bool to_device,
             cudaStream_t st) {

@@ -582,6 +582,35 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
         EXPECT_EQ(differ, 0u) << "pd " << pd << " variant " << variant;
       }
     }
+  // A call with a bad value somewhere (in: the pageable arrays; li: the same values, some of
+  // them page-locked, t its tendency, set to -7): where validate() refuses `in`, the GPU must
+  // refuse `li` with validate()'s message and leave t untouched (++*refused); else it runs,
+  // on the page-locked path where want_direct.
+  auto same_refusal = [&](const AdvectInputs& in, const AdvectInputs& li, const Pinned& t, bool want_direct,
+                          const std::string& what, int* refused) {
+    std::string cpu_msg;
+    try {
+      validate(in, true);
+    } catch (const InputError& e) {
+      cpu_msg = e.what();
+    }
+    AdvectTimings tm;
+    if (cpu_msg.empty()) {
+      EXPECT_NO_THROW(run_pd(Backend::Gpu, Mode::Strict, li, &tm, go)) << what;
+      if (want_direct) {
+        EXPECT_TRUE(tm.direct) << what;
+      }
+      return;
+    }
+    ++*refused;
+    try {
+      run_pd(Backend::Gpu, Mode::Strict, li, &tm, go);
+      ADD_FAILURE() << "the GPU backend accepted: " << cpu_msg;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), cpu_msg) << what;
+    }
+    for (float x : t.values()) ASSERT_EQ(x, -7.0f) << "written before the error";
+  };
   // bad tracers (the cases of BadTracerNamedAndNothingWritten): the device check names the
   // value validate() names, and nothing is written
   struct Bad { bool old; int s, i, k, j; };
@@ -596,29 +625,10 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       (b.old ? c.field_old : c.field)[(std::size_t)b.s * c.d.size3() + c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
     for (auto& x : c.tendency) x = -7.0f;
     AdvectInputs in = c.inputs();
-    std::string cpu_msg;
-    try {
-      validate(in, true);
-    } catch (const InputError& e) {
-      cpu_msg = e.what();
-    }
     Pinned f(c.field), fo(c.field_old), t(c.tendency);
     AdvectInputs li = in;
     li.field = f.p; li.field_old = fo.p; li.tendency = t.p;
-    AdvectTimings tm;
-    if (cpu_msg.empty()) {
-      EXPECT_NO_THROW(run_pd(Backend::Gpu, Mode::Strict, li, &tm, go));
-      EXPECT_TRUE(tm.direct);
-      continue;
-    }
-    ++nbad;
-    try {
-      run_pd(Backend::Gpu, Mode::Strict, li, &tm, go);
-      ADD_FAILURE() << "the GPU backend accepted: " << cpu_msg;
-    } catch (const InputError& e) {
-      EXPECT_EQ(std::string(e.what()), cpu_msg);
-    }
-    for (float x : t.values()) ASSERT_EQ(x, -7.0f) << "written before the error";
+    same_refusal(in, li, t, true, "bad tracers", &nbad);
   }
   EXPECT_EQ(nbad, 4);
   // bad winds, page-locked too (checked on the device with the tracers) or not (on the host):
@@ -635,29 +645,11 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       if (b.also_field) c.field[(std::size_t)4 * c.d.size3() + c.d.idx3(10, 2, 9)] = std::nanf("");
       for (auto& x : c.tendency) x = -7.0f;
       AdvectInputs in = c.inputs();
-      std::string cpu_msg;
-      try {
-        validate(in, true);
-      } catch (const InputError& e) {
-        cpu_msg = e.what();
-      }
       Pinned f(c.field), fo(c.field_old), t(c.tendency), ru(c.ru), rv(c.rv), rom(c.rom);
       AdvectInputs li = in;
       li.field = f.p; li.field_old = fo.p; li.tendency = t.p;
       if (met_locked) { li.ru = ru.p; li.rv = rv.p; li.rom = rom.p; }
-      AdvectTimings tm;
-      if (cpu_msg.empty()) {
-        EXPECT_NO_THROW(run_pd(Backend::Gpu, Mode::Strict, li, &tm, go));
-        continue;
-      }
-      ++nmet;
-      try {
-        run_pd(Backend::Gpu, Mode::Strict, li, &tm, go);
-        ADD_FAILURE() << "the GPU backend accepted: " << cpu_msg;
-      } catch (const InputError& e) {
-        EXPECT_EQ(std::string(e.what()), cpu_msg) << "met locked " << met_locked;
-      }
-      for (float x : t.values()) ASSERT_EQ(x, -7.0f) << "written before the error";
+      same_refusal(in, li, t, false, met_locked ? "met locked 1" : "met locked 0", &nmet);
     }
   EXPECT_EQ(nmet, 6);
 }
