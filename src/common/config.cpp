@@ -42,6 +42,9 @@ const std::vector<Setting>& table() {
        "1: mp_physics = 14 (WDM5) runs as WSM5 in libwrfgpu instead of stopping"},
       {"WRFGPU_ADVECT_CHECK", F, "", 0, 0, "1", U, "library",
        "0: advection skips the NaN/Inf scan of its inputs (benchmarks)"},
+      {"WRFGPU_HOST_REGISTER", F, "", 0, 0, "1", U, "WRF patch",
+       "0: WRF's grid arrays are not page-locked in place (module_wrfgpu_host), so the hooks copy "
+       "them through staging buffers (an A/B run, or a host with a low `ulimit -l`)"},
       // --- for tuning and measurement -------------------------------------------------------
       {"WRFGPU_WSM5_SLABS", I, "", 1, kMaxInt, "computed: about one slab per 32,768 columns", T,
        "library", "WSM5 GPU: slabs of rows per call (copies of one overlap the kernels of another)"},

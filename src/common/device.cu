@@ -1,6 +1,9 @@
 // device.cu - device selection, information and error reporting for the CUDA backend.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
 #include "cuda_util.h"
 #include "device.h"
@@ -120,6 +123,87 @@ bool host_range_locked(const void* first, const void* last) {
     if (a.type != cudaMemoryTypeHost) return false;
   }
   return true;
+}
+
+// The registrations made by host_register: start address -> range. `pinned`: this library
+// called cudaHostRegister (so it unregisters); `failed`: registering failed and was reported,
+// so the range is not tried again.
+namespace {
+struct Registration {
+  std::size_t bytes = 0;
+  bool pinned = false, failed = false;
+};
+std::mutex g_reg_mutex;
+std::map<std::uintptr_t, Registration> g_reg;
+bool g_reg_atexit = false;
+
+void release_locked(std::map<std::uintptr_t, Registration>::iterator it) {
+  if (it->second.pinned) {
+    cudaHostUnregister(reinterpret_cast<void*>(it->first));
+    cudaGetLastError();  // at exit the array may be gone already: nothing to report
+  }
+  g_reg.erase(it);
+}
+}  // namespace
+
+bool host_register(const void* p, std::size_t bytes, const char* what) {
+  if (p == nullptr || bytes == 0) return false;
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p), b = a + bytes;
+  std::lock_guard<std::mutex> lock(g_reg_mutex);
+  // Registrations overlapping [a, b): the last one starting below b, and those before it
+  // that still reach a.
+  auto it = g_reg.lower_bound(b);
+  while (it != g_reg.begin()) {
+    auto prev = std::prev(it);
+    const std::uintptr_t s = prev->first, e = s + prev->second.bytes;
+    if (e <= a) break;
+    if (s <= a && b <= e) return !prev->second.failed;  // inside an earlier registration
+    release_locked(prev);  // a different or grown array where an earlier one was
+  }
+  Registration r;
+  r.bytes = bytes;
+  const bool locked = host_range_locked(p, reinterpret_cast<const char*>(p) + bytes - 1);
+  if (!g_reg_atexit) {  // registered after the CUDA runtime started, so it runs before its exit
+    std::atexit(host_unregister_all);
+    g_reg_atexit = true;
+  }
+  if (locked) {
+    g_reg[a] = r;  // cudaHostAlloc memory, or registered by the caller: used as it is
+    return true;
+  }
+  const cudaError_t e = cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterPortable);
+  if (e == cudaSuccess) {
+    r.pinned = true;
+  } else {
+    cudaGetLastError();
+    if (e != cudaErrorHostMemoryAlreadyRegistered) {
+      r.failed = true;
+      std::fprintf(stderr,
+                   "wrfgpu: cannot page-lock %s (%zu bytes at %p): cudaHostRegister: %s; its copies "
+                   "go through page-locked staging buffers instead\n",
+                   what ? what : "an array", bytes, p, cudaGetErrorString(e));
+    }
+  }
+  g_reg[a] = r;
+  return !r.failed;
+}
+
+void host_unregister(const void* p) {
+  std::lock_guard<std::mutex> lock(g_reg_mutex);
+  auto it = g_reg.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it != g_reg.end()) release_locked(it);
+}
+
+void host_unregister_all() {
+  std::lock_guard<std::mutex> lock(g_reg_mutex);
+  while (!g_reg.empty()) release_locked(g_reg.begin());
+}
+
+std::size_t host_registered_count() {
+  std::lock_guard<std::mutex> lock(g_reg_mutex);
+  std::size_t n = 0;
+  for (const auto& r : g_reg) n += r.second.failed ? 0 : 1;
+  return n;
 }
 
 std::string cuda_version_string() {

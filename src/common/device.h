@@ -38,4 +38,24 @@ void host_free_locked(void* p);
 // and in builds without CUDA. The GPU backends copy straight from and to such arrays.
 bool host_range_locked(const void* first, const void* last);
 
+// Page-locks a caller's long-lived array in place (cudaHostRegister), so that the GPU backends
+// copy straight between it and the device. For arrays that live for the whole run (WRF's grid
+// state): the caller promises the array is neither freed nor moved while registered, or calls
+// host_unregister first (a freed and re-allocated range would keep the old pages pinned).
+//  - A range inside one registered earlier is not registered again: a lookup, no CUDA call.
+//  - A range that overlaps earlier registrations without lying inside one (a different array
+//    at the same place, or a grown one) replaces them.
+//  - Memory that already is page-locked (cudaHostAlloc) is used as it is.
+//  - A failure (memlock limit, no device) prints one line on stderr naming `what`, the size and
+//    CUDA's reason, once per range; the array's copies then go through the staging buffers as
+//    before. Returns whether the range is page-locked.
+// Every registration is released at exit (or by host_unregister_all), before the CUDA runtime
+// shuts down. Builds without CUDA: false, nothing printed.
+bool host_register(const void* p, std::size_t bytes, const char* what);
+// Releases the registration that starts at p (made by host_register); no-op for any other p.
+void host_unregister(const void* p);
+void host_unregister_all();
+// Ranges registered by host_register and held now (page-locked by it or found page-locked).
+std::size_t host_registered_count();
+
 }  // namespace wrfgpu

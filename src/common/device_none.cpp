@@ -27,5 +27,9 @@ void* host_alloc_locked(std::size_t) {
 }
 void host_free_locked(void*) {}
 bool host_range_locked(const void*, const void*) { return false; }
+bool host_register(const void*, std::size_t, const char*) { return false; }
+void host_unregister(const void*) {}
+void host_unregister_all() {}
+std::size_t host_registered_count() { return 0; }
 
 }  // namespace wrfgpu

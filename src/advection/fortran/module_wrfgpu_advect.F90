@@ -36,14 +36,32 @@ MODULE module_wrfgpu_advect
   ! batch_store, which only grows. (Allocating batch_tend with each call's bounds freed and
   ! allocated it again whenever the array changed, moist then chem in every Runge-Kutta step:
   ! in WRF-Chem that was a fresh mmap, page faults as it was zeroed, and a munmap, 6 times a
-  ! step; docs/performance.md.)
+  ! step; docs/performance.md.) It is page-locked (cudaHostRegister, fortran_iface/host_bridge.cpp)
+  ! under a GPU backend, so the tendencies come back from the GPU straight into it.
   REAL, ALLOCATABLE, TARGET, SAVE :: batch_store(:)
   REAL, POINTER, SAVE :: batch_tend(:,:,:,:) => NULL()
   INTEGER, SAVE :: batch_first = 1, batch_last = 0, batch_pd = -1
   INTEGER, SAVE :: batch_box(6) = 0        ! ips, ipe, jps, jpe, kps, kpe of the held batch
+  ! The box the library wrote: ips..MIN(ipe,ide-1), jps..MIN(jpe,jde-1), kps..MIN(kpe,kde-1),
+  ! advect_scalar_pd's its..itf, jts..jtf, kts..ktf. The rest of the patch (the staggered end
+  ! rows, level kde) is zero, as zero_tend leaves it: take writes those zeros itself, so the
+  ! store is never cleared (clearing it was a pass over every species of the batch, each step).
+  INTEGER, SAVE :: batch_written(6) = 0
   CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
 
   INTERFACE
+    SUBROUTINE wrfgpu_host_register(a, bytes, what, nwhat, backend) &
+         BIND(C, NAME='wrfgpu_host_register')
+      IMPORT :: C_FLOAT, C_SIZE_T, C_CHAR, C_INT
+      REAL(C_FLOAT), INTENT(IN) :: a(*)
+      INTEGER(C_SIZE_T), VALUE :: bytes
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: what(*)
+      INTEGER(C_INT), VALUE :: nwhat, backend
+    END SUBROUTINE wrfgpu_host_register
+    SUBROUTINE wrfgpu_host_unregister(a) BIND(C, NAME='wrfgpu_host_unregister')
+      IMPORT :: C_FLOAT
+      REAL(C_FLOAT), INTENT(IN) :: a(*)
+    END SUBROUTINE wrfgpu_host_unregister
     SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
       IMPORT :: C_INT, C_CHAR
       INTEGER(C_INT), VALUE :: status, n
@@ -153,16 +171,22 @@ CONTAINS
     ELSE
       n = INT(ime - ims + 1, C_SIZE_T) * INT(kme - kms + 1, C_SIZE_T) *                     &
           INT(jme - jms + 1, C_SIZE_T) * INT(last - first + 1, C_SIZE_T)
-      IF (ALLOCATED(batch_store)) THEN
-        IF (SIZE(batch_store, KIND=C_SIZE_T) < n) DEALLOCATE(batch_store)
-      END IF
-      IF (.NOT. ALLOCATED(batch_store)) ALLOCATE(batch_store(n))
-      batch_tend(ims:ime, kms:kme, jms:jme, first:last) => batch_store(1:n)
-      batch_store(1:n) = 0.   ! as zero_tend before each species in rk_scalar_tend
-      dims = (/ ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
-                ips, ipe, jps, jpe, kps, kpe /)
       b = 0
       IF (PRESENT(backend)) b = backend
+      IF (ALLOCATED(batch_store)) THEN
+        IF (SIZE(batch_store, KIND=C_SIZE_T) < n) THEN
+          CALL wrfgpu_host_unregister(batch_store)
+          DEALLOCATE(batch_store)
+        END IF
+      END IF
+      IF (.NOT. ALLOCATED(batch_store)) THEN
+        ALLOCATE(batch_store(n))
+        CALL wrfgpu_host_register(batch_store, n * C_SIZEOF(unused(1)), 'advection tendencies', &
+                                  20_C_INT, b)
+      END IF
+      batch_tend(ims:ime, kms:kme, jms:jme, first:last) => batch_store(1:n)
+      dims = (/ ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
+                ips, ipe, jps, jpe, kps, kpe /)
       f = flags
       IF (pd /= 0) THEN
         CALL wrfgpu_advect_run(1_C_INT, INT(last - first + 1, C_INT), field, field_old, batch_store, &
@@ -176,6 +200,7 @@ CONTAINS
       IF (ierr == 0) THEN
         batch_first = first; batch_last = last; batch_pd = MERGE(1, 0, pd /= 0)
         batch_box = (/ ips, ipe, jps, jpe, kps, kpe /)
+        batch_written = (/ ips, MIN(ipe, ide - 1), jps, MIN(jpe, jde - 1), kps, MIN(kpe, kde - 1) /)
         IF (.NOT. ANY(batch_said == what)) THEN   ! once per array
           IF (ANY(batch_said == '')) batch_said(FINDLOC(batch_said, '', 1)) = what
           WRITE(*, '(A,A,A,I0,A)') 'wrfgpu: scalar advection of ', what, ' batched: ', &
@@ -198,6 +223,7 @@ CONTAINS
     INTEGER, INTENT(IN) :: im, pd, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte
     REAL, INTENT(INOUT) :: tend(ims:ime, kms:kme, jms:jme)
     LOGICAL, INTENT(OUT) :: took
+    INTEGER :: itf, ktf, jtf
     took = im >= batch_first .AND. im <= batch_last .AND. MERGE(1, 0, pd /= 0) == batch_pd
     IF (took) took = its >= batch_box(1) .AND. ite <= batch_box(2) .AND. &
                      jts >= batch_box(3) .AND. jte <= batch_box(4) .AND. &
@@ -207,7 +233,11 @@ CONTAINS
                      LBOUND(batch_tend, 2) == kms .AND. UBOUND(batch_tend, 2) == kme .AND. &
                      LBOUND(batch_tend, 3) == jms .AND. UBOUND(batch_tend, 3) == jme
     IF (.NOT. took) RETURN
-    tend(its:ite, kts:kte, jts:jte) = batch_tend(its:ite, kts:kte, jts:jte, im)
+    itf = MIN(ite, batch_written(2)); jtf = MIN(jte, batch_written(4)); ktf = MIN(kte, batch_written(6))
+    IF (itf < ite) tend(itf+1:ite, kts:kte, jts:jte) = 0.
+    IF (jtf < jte) tend(its:itf, kts:kte, jtf+1:jte) = 0.
+    IF (ktf < kte) tend(its:itf, ktf+1:kte, jts:jtf) = 0.
+    tend(its:itf, kts:ktf, jts:jtf) = batch_tend(its:itf, kts:ktf, jts:jtf, im)
   END SUBROUTINE wrfgpu_advect_take
 
   ! After the variable loop: nothing is held any more (the memory is kept for the next call).

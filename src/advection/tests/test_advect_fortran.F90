@@ -11,6 +11,8 @@
 !      outside the batch or a tile outside its patch; tenddec is refused with stat 2.
 !   F  batches of other species ranges in turn (WRF-Chem's moist, then chem, every RK step),
 !      each taken as WRF computes it                           -> equals WRF bit for bit
+!   G  the arrays registered in place (module_wrfgpu_host), released, allocated again and
+!      registered again: batched + take                        -> equals WRF bit for bit
 ! Cells outside each tile keep their sentinel. Prints PASS/FAIL lines; exit 1 on failure.
 ! Arguments: captures (default: quarter_ss step 120, then squall2d_x step 800, a 2-D case
 ! whose 2x2 tiling has a tile on the staggered end row only).
@@ -18,6 +20,7 @@
 program test_advect_fortran
   use netcdf
   use module_wrfgpu_advect
+  use module_wrfgpu_host
   use wrfgpu_test_gpu, only: gpu_visible
   implicit none
   real, parameter :: sentinel = -777.
@@ -170,6 +173,34 @@ contains
     call check(all_took, 'F: every species taken from batches of other ranges in turn')
     call check(same(tb, ref, .true.), 'F: batches of other species ranges in turn == WRF (bitwise, patch)')
   end if
+
+  ! ---- G: the arrays page-locked in place, as solve_em.F registers WRF's grid state
+  ! (module_wrfgpu_host; the auto backend: with a GPU they are registered); then released,
+  ! allocated again with the same values (other pages, maybe at the same addresses) and
+  ! registered again. Batched + take == WRF each time: no stale mapping.
+  do round = 1, 2
+    call wrfgpu_host_register('field', field, size(field), backend=4)
+    call wrfgpu_host_register('field_old', field_old, size(field_old), backend=4)
+    call wrfgpu_host_register('ru', ru, size(ru), backend=4)
+    call wrfgpu_host_register('rv', rv, size(rv), backend=4)
+    call wrfgpu_host_register('rom', rom, size(rom), backend=4)
+    tb = sentinel
+    all_took = .true.
+    call batch(1, 4)
+    call take_range(1, nspec, tb)
+    call check(all_took, 'G: every species taken from a batch of registered arrays')
+    call check(same(tb, ref, .true.), 'G: registered arrays: batched + take == WRF (bitwise, patch)')
+    call wrfgpu_host_unregister(field)
+    call wrfgpu_host_unregister(ru)
+    te = field
+    deallocate(field)
+    allocate(field(ims:ime, kms:kme, jms:jme, nspec))
+    field = te
+    work = ru
+    deallocate(ru)
+    allocate(ru(ims:ime, kms:kme, jms:jme))
+    ru = work
+  end do
 
   deallocate(field, field_old, ref, ta, tb, tc, td, te, ru, rv, rom, work)
   deallocate(mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw)

@@ -1,6 +1,7 @@
 // test_advection.cpp - scalar advection (advect_scalar_pd, advect_scalar) against WRF's Fortran,
 // CPU vs GPU, positivity, conservation, tiling and bad input.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -652,6 +653,120 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       same_refusal(in, li, t, false, met_locked ? "met locked 1" : "met locked 0", &nmet);
     }
   EXPECT_EQ(nmet, 6);
+}
+
+// WRF's own arrays registered in place (host_register, as wrf_patch does for the grid state):
+// the call takes the page-locked path and gives the CPU's bits; released, the same arrays are
+// staged again; a second call with other arrays, including one allocated again where a
+// released one was, gets no stale mapping.
+TEST(AdvectionGpu, RegisteredArraysCopiedStraight) {
+  WRFGPU_REQUIRE_GPU();
+  host_unregister_all();
+  SynthSpec sp;
+  sp.nspec = 6; sp.halo = 5; sp.its = 6; sp.ite = 19; sp.jts = 5; sp.jte = 15; sp.nz = 10;
+  sp.flags.specified = true; sp.courant = 0.6f;
+  auto run = [&](SynthCase& c, std::uint64_t seed, bool want_direct, const char* what) {
+    for (auto& x : c.field) { seed = seed * 6364136223846793005ull + 1442695040888963407ull; x *= 1.0f + 1e-3f * (float)((seed >> 40) % 100); }
+    AdvectInputs in = c.inputs();
+    std::vector<float> cpu_t(c.tendency.size(), -7.0f);
+    c.tendency.assign(c.tendency.size(), -7.0f);
+    AdvectInputs ci = in;
+    ci.tendency = cpu_t.data();
+    run_pd(Backend::Cpu, Mode::Strict, ci);
+    AdvectTimings tm;
+    run_pd(Backend::Gpu, Mode::Strict, in, &tm);
+    EXPECT_EQ(tm.direct, want_direct) << what;
+    EXPECT_EQ(std::memcmp(c.tendency.data(), cpu_t.data(), cpu_t.size() * sizeof(float)), 0) << what;
+  };
+  auto reg = [](std::vector<float>& v, const char* name) {
+    return host_register(v.data(), v.size() * sizeof(float), name);
+  };
+  {
+    SynthCase c = make_synth(sp);
+    for (auto* v : {&c.field, &c.field_old, &c.tendency, &c.ru, &c.rv, &c.rom}) EXPECT_TRUE(reg(*v, "a"));
+    EXPECT_EQ(host_registered_count(), 6u);
+    run(c, 1, true, "registered");
+    EXPECT_TRUE(reg(c.field, "again"));  // a lookup
+    EXPECT_TRUE(host_register(c.field.data() + 10, 40, "a part"));
+    EXPECT_EQ(host_registered_count(), 6u);
+    run(c, 2, true, "registered, second call");
+    for (auto* v : {&c.field, &c.field_old, &c.tendency, &c.ru, &c.rv, &c.rom}) host_unregister(v->data());
+    EXPECT_EQ(host_registered_count(), 0u);
+    run(c, 3, false, "released: staged");
+  }
+  {  // other arrays (some allocated where the released ones were), other species count
+    sp.nspec = 11;
+    SynthCase c = make_synth(sp);
+    for (auto* v : {&c.field, &c.field_old, &c.tendency, &c.ru, &c.rv, &c.rom}) EXPECT_TRUE(reg(*v, "b"));
+    run(c, 4, true, "other arrays");
+    // the tendency array is released and allocated again, larger (maybe where the old one
+    // was): the new one is registered, the old registration is gone
+    host_unregister(c.tendency.data());
+    c.tendency = std::vector<float>();
+    c.tendency = std::vector<float>(c.field.size() + 4096, 0.0f);
+    c.tendency.resize(c.field.size());
+    EXPECT_TRUE(reg(c.tendency, "grown"));
+    EXPECT_EQ(host_registered_count(), 6u);
+    run(c, 5, true, "grown tendency");
+    host_unregister_all();
+    EXPECT_EQ(host_registered_count(), 0u);
+  }
+}
+
+// A range that cannot be page-locked is said once (naming it) and not tried again, and a call
+// on such an array goes through the staging with the same bits. (Its own test: the failed
+// cudaHostRegister calls are what compute-sanitizer reports for it.)
+TEST(AdvectionGpu, FailedRegistrationSaidOnceAndStaged) {
+  WRFGPU_REQUIRE_GPU();
+  host_unregister_all();
+  SynthSpec sp;
+  sp.nspec = 11; sp.halo = 5; sp.its = 6; sp.ite = 19; sp.jts = 5; sp.jte = 15; sp.nz = 10;
+  sp.flags.specified = true; sp.courant = 0.6f;
+  auto reg = [](std::vector<float>& v, const char* name) {
+    return host_register(v.data(), v.size() * sizeof(float), name);
+  };
+  {  // a range that cannot be registered: said once, then not tried again
+    const std::size_t bytes = 1 << 20;
+    void* none = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(none, MAP_FAILED);
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(host_register(none, bytes, "the unmapped array"));
+    EXPECT_FALSE(host_register(none, bytes, "the unmapped array"));
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("wrfgpu: cannot page-lock the unmapped array (1048576 bytes"), std::string::npos) << err;
+    EXPECT_NE(err.find("staging"), std::string::npos) << err;
+    EXPECT_EQ(err.find("cannot page-lock", err.find("cannot page-lock") + 1), std::string::npos) << err;
+    EXPECT_EQ(host_registered_count(), 0u);
+    host_unregister_all();
+    munmap(none, bytes);
+  }
+  {  // the tracers on read-only pages: registered or not, the call gives the CPU's bits
+    SynthCase c = make_synth(sp);
+    const std::size_t bytes = ((c.field.size() * sizeof(float)) + 4095) / 4096 * 4096;
+    void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(m, MAP_FAILED);
+    float* ro = static_cast<float*>(m);
+    std::copy(c.field.begin(), c.field.end(), ro);
+    ASSERT_EQ(mprotect(m, bytes, PROT_READ), 0);
+    for (auto* v : {&c.field_old, &c.tendency, &c.ru, &c.rv, &c.rom}) EXPECT_TRUE(reg(*v, "c"));
+    testing::internal::CaptureStderr();
+    const bool locked = host_register(ro, c.field.size() * sizeof(float), "read-only tracers");
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(locked, err.empty()) << err;
+    AdvectInputs in = c.inputs();
+    in.field = ro;
+    std::vector<float> cpu_t(c.tendency.size(), -7.0f);
+    c.tendency.assign(c.tendency.size(), -7.0f);
+    AdvectInputs ci = in;
+    ci.tendency = cpu_t.data();
+    run_pd(Backend::Cpu, Mode::Strict, ci);
+    AdvectTimings tm;
+    run_pd(Backend::Gpu, Mode::Strict, in, &tm);
+    EXPECT_EQ(tm.direct, locked);
+    EXPECT_EQ(std::memcmp(c.tendency.data(), cpu_t.data(), cpu_t.size() * sizeof(float)), 0);
+    host_unregister_all();
+    munmap(m, bytes);
+  }
 }
 
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
