@@ -14,9 +14,8 @@ extern "C" {
 
 // a: first element of `bytes` bytes; what: the array's name (nwhat characters, not
 // NUL-terminated); backend: the hooks' backend code (bridge.h; 0: WRFGPU_BACKEND, else gpu).
-// Under the CPU backend (auto without a usable GPU too) nothing is copied to a GPU, so nothing
-// is registered; nor with
-// WRFGPU_HOST_REGISTER=0 (src/common/config.cpp). A registration
+// Nothing is registered under the CPU backend (auto without a usable GPU too), where nothing
+// is copied to a GPU, nor with WRFGPU_HOST_REGISTER=0 (src/common/config.cpp). A registration
 // that fails is said once and the array's copies stay staged: not an error. A bad backend
 // code or WRFGPU_BACKEND value stops the run (status 2) naming it.
 void wrfgpu_host_register(const void* a, std::size_t bytes, const char* what, int nwhat,

@@ -155,9 +155,9 @@ bool host_register(const void* p, std::size_t bytes, const char* what) {
   auto it = g_reg.lower_bound(b);
   while (it != g_reg.begin()) {
     auto prev = std::prev(it);
-    const std::uintptr_t s = prev->first, e = s + prev->second.bytes;
-    if (e <= a) break;
-    if (s <= a && b <= e) return !prev->second.failed;  // inside an earlier registration
+    const std::uintptr_t start = prev->first, end = start + prev->second.bytes;
+    if (end <= a) break;
+    if (start <= a && b <= end) return !prev->second.failed;  // inside an earlier registration
     release_locked(prev);  // a different or grown array where an earlier one was
   }
   Registration r;
