@@ -64,6 +64,7 @@ struct AdvectTimings {
   std::size_t bytes_h2d = 0, bytes_d2h = 0;
   int groups = 0, species_per_group = 0;
   bool direct = false;  // GPU: the caller's arrays were page-locked; copied straight, no staging
+  bool field_old_staged = false;  // GPU, direct: field_old was pageable, packed into staging
   const char* backend = "";
   // Backend::Both: comparison of the GPU result (returned) with the CPU one.
   double both_max_abs_diff = 0;
@@ -84,7 +85,8 @@ struct GpuOptions {
   // When the tracers and tendencies of the call are page-locked (cudaHostAlloc or
   // cudaHostRegister), copy each group straight between them and the device: no host packing,
   // the NaN/Inf check of the tracers on the device (and ru, rv, rom straight too where they are
-  // page-locked). false: always stage through pinned buffers.
+  // page-locked; a pageable field_old alone is packed and checked on the host). false: always
+  // stage through pinned buffers.
   bool direct_locked = true;
 };
 

@@ -21,7 +21,9 @@
 // engine moves rows of a few KB, not the region's 0.5 KB rows), and ru, rv, rom where they are
 // page-locked too (the region's rows, one 3-D copy each), the tracers' NaN/Inf check
 // runs on the device (k_check_rows, over exactly the values the scheme reads), and once every
-// group has passed it the tendencies go straight back into their tiles (3-D copies).
+// group has passed it the tendencies go straight back into their tiles (3-D copies). A
+// pageable field_old with everything else page-locked (WRF's moist_old) is packed into staging
+// in the same whole-row layout and checked on the host as it is packed.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -464,14 +466,17 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const bool sep_fo = p.pd ? !p.fo_is_f : (!p.fo_is_f && (p.bc.open_xs || p.bc.open_xe || p.bc.open_ys || p.bc.open_ye));
   const int nout = 1 + (in.h_tendency ? 1 : 0) + (in.z_tendency ? 1 : 0);
   const bool acc = in.accumulate;
-  // The page-locked path (GpuOptions::direct_locked): every tracer and tendency array of the
-  // call is page-locked. Its tracer box on the device is whole memory rows (RD).
+  // The page-locked path (GpuOptions::direct_locked): the tracers and the tendency arrays of
+  // the call are page-locked. Its tracer box on the device is whole memory rows (RD). A
+  // pageable field_old (inside WRF: solve_em's moist_old, an automatic array allocated at
+  // every step, while moist is registered) is packed into page-locked staging in that same
+  // layout, and checked on the host as it is packed (fo_staged); the rest goes straight.
   Box RD = R;
   RD.i0 = ud.ims; RD.i1 = ud.ime;
   const bool direct = opt.direct_locked && box_locked(in.field, p.sst, ns, ud, RD) &&
-                      (!sep_fo || box_locked(in.field_old, p.sst, ns, ud, RD)) &&
                       box_locked(in.tendency, p.sst, ns, ud, T) && box_locked(in.h_tendency, p.sst, ns, ud, T) &&
                       box_locked(in.z_tendency, p.sst, ns, ud, T);
+  const bool fo_staged = direct && sep_fo && !box_locked(in.field_old, p.sst, ns, ud, RD);
   const Box& RT = direct ? RD : R;  // the tracers' box on the device
   const std::size_t rt3 = RT.size();
   // species per group
@@ -522,6 +527,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   float* const call_out = device_check ? st.d_call_out.reserve(out_per_sp * ns) : nullptr;
   for (auto& sl : st.slot) {
     if (!direct) sl.pin_in.reserve(in_per_sp * G);
+    if (fo_staged) sl.pin_in.reserve(rt3 * G);
     if (!device_check) {
       sl.d_in.reserve(in_per_sp * G);
       sl.d_out.reserve(out_per_sp * G);
@@ -627,9 +633,13 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // Inputs of group g: [f x gn][fo x gn][tend x gn][htend x gn], each tracer row tested for
   // NaN/Inf as it is copied.
   steps.pack = [&](int g) {
-    if (direct) return true;  // nothing to pack; the check runs on the device
     const int sa = first_species(g), gn = species_in(g);
     float* q0 = st.slot[g % kSlots].pin_in.data();
+    if (direct) {  // the device checks what comes straight; a staged field_old is checked here
+      if (!fo_staged) return true;
+      const std::size_t off = (std::size_t)sa * p.sst;
+      return pack3(in.field_old + off, p.sst, gn, ud, RT, q0, rc_fo, sa) == LONG_MAX;
+    }
     float* q = q0;
     const std::size_t off = (std::size_t)sa * p.sst;
     long bad = pack3(in.field + off, p.sst, gn, ud, R, q, rc_f, sa); q += gn * rt3;
@@ -658,12 +668,16 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       for (int s = 0; s < gn; ++s) {
         const std::size_t off = (std::size_t)(sa + s) * p.sst;
         copy_rows_to_device(in.field + off, ud, RT, group_in(g) + (std::size_t)s * rt3, strm);
-        if (sep_fo) copy_rows_to_device(in.field_old + off, ud, RT, const_cast<float*>(vg.fo) + (std::size_t)s * rt3, strm);
+        if (sep_fo && !fo_staged)
+          copy_rows_to_device(in.field_old + off, ud, RT, const_cast<float*>(vg.fo) + (std::size_t)s * rt3, strm);
         if (acc) {  // the tendencies to accumulate onto, straight into the outputs
           copy_box(in.tendency + off, ud, T, vg.tend + (std::size_t)s * t3, true, strm);
           if (vg.htend) copy_box(in.h_tendency + off, ud, T, vg.htend + (std::size_t)s * t3, true, strm);
         }
       }
+      if (fo_staged)
+        WRFGPU_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(vg.fo), S.pin_in.data(), (std::size_t)gn * rt3 * sizeof(float),
+                                          cudaMemcpyHostToDevice, strm));
       bytes_h2d += sizeof(float) * gn * (rt3 * (sep_fo ? 2 : 1) + (acc ? t3 * (vg.htend ? 2 : 1) : 0));
       return;
     }
@@ -747,7 +761,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   unsigned long long first_bad[kChecked] = {~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
   if (plan.device_check) {
     // field, field_old, then (where checked on the device) ru, rv, rom
-    const RowCheck* rcs[kChecked] = {rc_f, sep_fo ? rc_fo : nullptr, nullptr, nullptr, nullptr};
+    const RowCheck* rcs[kChecked] = {rc_f, sep_fo && !fo_staged ? rc_fo : nullptr, nullptr, nullptr, nullptr};
     if (met_device_check)
       for (const RowCheck& rc : p.met_checks) {
         const std::string n = rc.name;
@@ -812,6 +826,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     tm->groups = ngroups;
     tm->species_per_group = G;
     tm->direct = direct;
+    tm->field_old_staged = fo_staged;
     tm->check_ms += t.check_ms;  // the device check of the page-locked path (run() timed its host checks)
   }
 }

@@ -543,9 +543,11 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
   // good calls: pd with h/z tendencies accumulating, and the unlimited scheme (field twice);
   // the winds page-locked too (variant 0: copied straight as well) or not (1), or the
   // page-locked path off (2)
+  // variant 3 (pd): everything page-locked but field_old, as inside WRF (moist registered,
+  // solve_em's moist_old not): field_old staged, the rest straight
   for (bool pd : {true, false})
-    for (int variant = 0; variant < 3; ++variant) {
-      const bool direct = variant < 2;
+    for (int variant = 0; variant < (pd ? 4 : 3); ++variant) {
+      const bool direct = variant != 2;
       SynthCase c = make_synth(sp);
       AdvectInputs in = c.inputs(pd);
       in.accumulate = pd;
@@ -561,7 +563,7 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       AdvectInputs li = in;
       if (variant == 0) { li.ru = ru.p; li.rv = rv.p; li.rom = rom.p; }
       li.field = f.p;
-      li.field_old = pd ? fo.p : f.p;
+      li.field_old = pd ? (variant == 3 ? in.field_old : fo.p) : f.p;
       li.tendency = t.p;
       li.h_tendency = pd ? h.p : nullptr;
       li.z_tendency = pd ? z.p : nullptr;
@@ -571,6 +573,7 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       AdvectTimings tm;
       if (pd) run_pd(Backend::Gpu, Mode::Strict, li, &tm, o); else run_unlimited(Backend::Gpu, Mode::Strict, li, &tm, o);
       EXPECT_EQ(tm.direct, direct) << "pd " << pd;
+      EXPECT_EQ(tm.field_old_staged, variant == 3) << "pd " << pd;
       // every value of the arrays: the tile's bitwise the CPU's, the rest untouched by both
       const std::vector<std::pair<const std::vector<float>*, const Pinned*>> outs = {
           {&c.tendency, &t}, {&c.h_tendency, &h}, {&c.z_tendency, &z}};
@@ -619,19 +622,22 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       {{false, 7, 16, 5, 3}}, {{true, 1, 9, 2, 8}, {false, 6, 4, 3, 9}}, {{true, 8, 13, 4, 10}}, {{false, 3, 17, 2, 9}},
       {{false, 2, 3, 4, 2}},  // a corner of the halo: read by neither scheme
   };
+  // (field_old page-locked too, or pageable: then checked on the host as it is packed)
   int nbad = 0;
-  for (const auto& bads : cases) {
-    SynthCase c = make_synth(sp);
-    for (const Bad& b : bads)
-      (b.old ? c.field_old : c.field)[(std::size_t)b.s * c.d.size3() + c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
-    for (auto& x : c.tendency) x = -7.0f;
-    AdvectInputs in = c.inputs();
-    Pinned f(c.field), fo(c.field_old), t(c.tendency);
-    AdvectInputs li = in;
-    li.field = f.p; li.field_old = fo.p; li.tendency = t.p;
-    same_refusal(in, li, t, true, "bad tracers", &nbad);
-  }
-  EXPECT_EQ(nbad, 4);
+  for (bool fo_locked : {true, false})
+    for (const auto& bads : cases) {
+      SynthCase c = make_synth(sp);
+      for (const Bad& b : bads)
+        (b.old ? c.field_old : c.field)[(std::size_t)b.s * c.d.size3() + c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
+      for (auto& x : c.tendency) x = -7.0f;
+      AdvectInputs in = c.inputs();
+      Pinned f(c.field), fo(c.field_old), t(c.tendency);
+      AdvectInputs li = in;
+      li.field = f.p; li.tendency = t.p;
+      if (fo_locked) li.field_old = fo.p;
+      same_refusal(in, li, t, true, fo_locked ? "bad tracers" : "bad tracers, field_old pageable", &nbad);
+    }
+  EXPECT_EQ(nbad, 8);
   // bad winds, page-locked too (checked on the device with the tracers) or not (on the host):
   // validate()'s message (the tracers come first in its order), nothing written; rom at kts is
   // not read (its flux is zero)
