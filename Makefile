@@ -105,6 +105,8 @@ $(BUILD)/%_fast.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 $(BUILD)/%.o: %.F90 configure.wrfgpu
 	@mkdir -p $(dir $@) include
 	$(FC) $(FFLAGS_ALL) -c $< -o $@
+# module_wrfgpu_advect uses module_wrfgpu_host (its batch store is page-locked through it)
+$(BUILD)/src/advection/fortran/module_wrfgpu_advect.o: $(BUILD)/fortran_iface/module_wrfgpu_host.o
 
 # ---- library ------------------------------------------------------------------------------
 lib/libwrfgpu.a: $(OBJ)

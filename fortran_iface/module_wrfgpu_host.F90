@@ -43,6 +43,7 @@ CONTAINS
 
   ! a: the array (its first element), n: its number of elements, what: its name for messages.
   ! backend: as the hooks' (0 or absent: WRFGPU_BACKEND, else gpu; 1 cpu: nothing is done).
+  ! (One specific routine, not a generic: a generic would not take WRF's 4-D arrays for a(*).)
   SUBROUTINE wrfgpu_host_register(what, a, n, backend)
     CHARACTER(LEN=*), INTENT(IN) :: what
     REAL, INTENT(IN) :: a(*)

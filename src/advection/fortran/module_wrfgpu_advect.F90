@@ -21,6 +21,7 @@
 !-------------------------------------------------------------------------------
 MODULE module_wrfgpu_advect
   USE, INTRINSIC :: ISO_C_BINDING
+  USE module_wrfgpu_host, ONLY : wrfgpu_host_register, wrfgpu_host_unregister
   IMPLICIT NONE
   PRIVATE
   PUBLIC :: wrfgpu_advect, wrfgpu_advect_flags
@@ -36,7 +37,7 @@ MODULE module_wrfgpu_advect
   ! batch_store, which only grows. (Allocating batch_tend with each call's bounds freed and
   ! allocated it again whenever the array changed, moist then chem in every Runge-Kutta step:
   ! in WRF-Chem that was a fresh mmap, page faults as it was zeroed, and a munmap, 6 times a
-  ! step; docs/performance.md.) It is page-locked (cudaHostRegister, fortran_iface/host_bridge.cpp)
+  ! step; docs/performance.md.) It is page-locked (module_wrfgpu_host: cudaHostRegister)
   ! under a GPU backend, so the tendencies come back from the GPU straight into it.
   REAL, ALLOCATABLE, TARGET, SAVE :: batch_store(:)
   REAL, POINTER, SAVE :: batch_tend(:,:,:,:) => NULL()
@@ -50,18 +51,6 @@ MODULE module_wrfgpu_advect
   CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
 
   INTERFACE
-    SUBROUTINE wrfgpu_host_register(a, bytes, what, nwhat, backend) &
-         BIND(C, NAME='wrfgpu_host_register')
-      IMPORT :: C_FLOAT, C_SIZE_T, C_CHAR, C_INT
-      REAL(C_FLOAT), INTENT(IN) :: a(*)
-      INTEGER(C_SIZE_T), VALUE :: bytes
-      CHARACTER(KIND=C_CHAR), INTENT(IN) :: what(*)
-      INTEGER(C_INT), VALUE :: nwhat, backend
-    END SUBROUTINE wrfgpu_host_register
-    SUBROUTINE wrfgpu_host_unregister(a) BIND(C, NAME='wrfgpu_host_unregister')
-      IMPORT :: C_FLOAT
-      REAL(C_FLOAT), INTENT(IN) :: a(*)
-    END SUBROUTINE wrfgpu_host_unregister
     SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
       IMPORT :: C_INT, C_CHAR
       INTEGER(C_INT), VALUE :: status, n
@@ -181,8 +170,7 @@ CONTAINS
       END IF
       IF (.NOT. ALLOCATED(batch_store)) THEN
         ALLOCATE(batch_store(n))
-        CALL wrfgpu_host_register(batch_store, n * C_SIZEOF(unused(1)), 'advection tendencies', &
-                                  20_C_INT, b)
+        IF (n <= HUGE(0)) CALL wrfgpu_host_register('advection tendencies', batch_store, INT(n), b)
       END IF
       batch_tend(ims:ime, kms:kme, jms:jme, first:last) => batch_store(1:n)
       dims = (/ ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &

@@ -661,6 +661,24 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
   EXPECT_EQ(nmet, 6);
 }
 
+namespace {
+// A PD call whose tendency (c.tendency, filled with -7 first) the GPU backend writes, and the
+// same call on the CPU backend into a copy: the GPU's path (tm.direct) is want_direct and every
+// tendency value is the CPU's, bit for bit. `in` points at c's arrays, or some in their place.
+void expect_gpu_path_and_cpu_bits(SynthCase& c, const AdvectInputs& in, bool want_direct,
+                                  const std::string& what) {
+  std::vector<float> cpu_t(c.tendency.size(), -7.0f);
+  c.tendency.assign(c.tendency.size(), -7.0f);
+  AdvectInputs ci = in;
+  ci.tendency = cpu_t.data();
+  run_pd(Backend::Cpu, Mode::Strict, ci);
+  AdvectTimings tm;
+  run_pd(Backend::Gpu, Mode::Strict, in, &tm);
+  EXPECT_EQ(tm.direct, want_direct) << what;
+  EXPECT_EQ(std::memcmp(c.tendency.data(), cpu_t.data(), cpu_t.size() * sizeof(float)), 0) << what;
+}
+}  // namespace
+
 // WRF's own arrays registered in place (host_register, as wrf_patch does for the grid state):
 // the call takes the page-locked path and gives the CPU's bits; released, the same arrays are
 // staged again; a second call with other arrays, including one allocated again where a
@@ -673,16 +691,7 @@ TEST(AdvectionGpu, RegisteredArraysCopiedStraight) {
   sp.flags.specified = true; sp.courant = 0.6f;
   auto run = [&](SynthCase& c, std::uint64_t seed, bool want_direct, const char* what) {
     for (auto& x : c.field) { seed = seed * 6364136223846793005ull + 1442695040888963407ull; x *= 1.0f + 1e-3f * (float)((seed >> 40) % 100); }
-    AdvectInputs in = c.inputs();
-    std::vector<float> cpu_t(c.tendency.size(), -7.0f);
-    c.tendency.assign(c.tendency.size(), -7.0f);
-    AdvectInputs ci = in;
-    ci.tendency = cpu_t.data();
-    run_pd(Backend::Cpu, Mode::Strict, ci);
-    AdvectTimings tm;
-    run_pd(Backend::Gpu, Mode::Strict, in, &tm);
-    EXPECT_EQ(tm.direct, want_direct) << what;
-    EXPECT_EQ(std::memcmp(c.tendency.data(), cpu_t.data(), cpu_t.size() * sizeof(float)), 0) << what;
+    expect_gpu_path_and_cpu_bits(c, c.inputs(), want_direct, what);
   };
   auto reg = [](std::vector<float>& v, const char* name) {
     return host_register(v.data(), v.size() * sizeof(float), name);
@@ -761,15 +770,7 @@ TEST(AdvectionGpu, FailedRegistrationSaidOnceAndStaged) {
     EXPECT_EQ(locked, err.empty()) << err;
     AdvectInputs in = c.inputs();
     in.field = ro;
-    std::vector<float> cpu_t(c.tendency.size(), -7.0f);
-    c.tendency.assign(c.tendency.size(), -7.0f);
-    AdvectInputs ci = in;
-    ci.tendency = cpu_t.data();
-    run_pd(Backend::Cpu, Mode::Strict, ci);
-    AdvectTimings tm;
-    run_pd(Backend::Gpu, Mode::Strict, in, &tm);
-    EXPECT_EQ(tm.direct, locked);
-    EXPECT_EQ(std::memcmp(c.tendency.data(), cpu_t.data(), cpu_t.size() * sizeof(float)), 0);
+    expect_gpu_path_and_cpu_bits(c, in, locked, "read-only tracers");
     host_unregister_all();
     munmap(m, bytes);
   }
