@@ -22,10 +22,6 @@ RegisterBench::RegisterBench(int order, const std::vector<BenchCase>& cases, con
   if (!alias.empty() && !cases.empty()) bench_aliases()[alias] = cases.front().kernel;
 }
 
-LockedArray::LockedArray(std::size_t count)
-    : p(static_cast<float*>(host_alloc_locked(sizeof(float) * count))), n(count) {}
-LockedArray::~LockedArray() { host_free_locked(p); }
-
 Patch decompose(int ni, int nj, int rank, int nranks) {
   Patch p;
   p.rank = rank;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 #include "capture_io.h"
+#include "device.h"  // LockedArray
 #include "modes.h"
 
 namespace wrfgpu {
@@ -85,18 +86,6 @@ class Replay {
   // 4-D arrays) instead of the dense batch: false when the kernel has no separate one.
   // Called before run().
   virtual bool set_wrf_arrays(bool /*wrf*/) { return false; }
-};
-
-// A page-locked host array (host_alloc_locked) for the adapters' set_host_locked runs: the
-// caller's state kept pinned, as a host model that allocates it so would.
-struct LockedArray {
-  float* p = nullptr;
-  std::size_t n = 0;
-  explicit LockedArray(std::size_t count);
-  LockedArray(LockedArray&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; o.n = 0; }
-  LockedArray(const LockedArray&) = delete;
-  LockedArray& operator=(const LockedArray&) = delete;
-  ~LockedArray();
 };
 
 using ReplayFactory = std::function<std::unique_ptr<Replay>(const NcFile&, const Patch&)>;

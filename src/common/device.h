@@ -1,8 +1,10 @@
 // device.h - GPU services seen from host code that need not include CUDA headers.
 // Implemented in device.cu (CUDA builds) and device_none.cpp (builds without CUDA).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace wrfgpu {
 
@@ -33,6 +35,22 @@ std::string cuda_version_string();
 // had (no CUDA build, no device). host_free_locked(nullptr) is a no-op.
 void* host_alloc_locked(std::size_t bytes);
 void host_free_locked(void* p);
+// count floats of page-locked host memory (or a page-locked copy of v), freed with it: a model
+// that keeps its arrays pinned, in the replay's page-locked runs and the tests.
+struct LockedArray {
+  float* p = nullptr;
+  std::size_t n = 0;
+  explicit LockedArray(std::size_t count)
+      : p(static_cast<float*>(host_alloc_locked(sizeof(float) * count))), n(count) {}
+  explicit LockedArray(const std::vector<float>& v) : LockedArray(v.size()) {
+    std::copy(v.begin(), v.end(), p);
+  }
+  LockedArray(LockedArray&& o) noexcept : p(o.p), n(o.n) { o.p = nullptr; o.n = 0; }
+  LockedArray(const LockedArray&) = delete;
+  LockedArray& operator=(const LockedArray&) = delete;
+  ~LockedArray() { host_free_locked(p); }
+  std::vector<float> values() const { return std::vector<float>(p, p + n); }
+};
 // True when the bytes first..last of a caller's array lie in page-locked host memory
 // (cudaHostAlloc or cudaHostRegister): both ends are host-registered. false for pageable memory
 // and in builds without CUDA. The GPU backends copy straight from and to such arrays.

@@ -136,10 +136,8 @@ class AdvectReplay : public Replay {
     if (locked_) {
       if (locked_mem_.empty()) {
         for (int a = 0; a < 3; ++a) locked_mem_.emplace_back(tend.size());
-        for (const std::vector<float>* m : {&cap_.ru, &cap_.rv, &cap_.rom}) {  // the winds: state
-          locked_mem_.emplace_back(m->size());
-          std::copy(m->begin(), m->end(), locked_mem_.back().p);
-        }
+        for (const std::vector<float>* m : {&cap_.ru, &cap_.rv, &cap_.rom})  // the winds: state
+          locked_mem_.emplace_back(*m);
       }
       std::copy(cap_.field.begin(), cap_.field.end(), locked_mem_[0].p);
       if (!fo_is_f) std::copy(cap_.field_old.begin(), cap_.field_old.end(), locked_mem_[1].p);

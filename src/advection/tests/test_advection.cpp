@@ -520,18 +520,6 @@ TEST(AdvectionGpu, BadTracerNamedAndNothingWritten) {
 // caller's arrays, the tracers' NaN/Inf check on the device. It must give the CPU's bits,
 // write nothing outside the tile, name a bad value as validate() does and then write nothing;
 // direct_locked = false stages the same arrays through pinned buffers, with the same bits.
-namespace {
-struct Pinned {  // a page-locked copy of a host array
-  float* p;
-  std::size_t n;
-  explicit Pinned(const std::vector<float>& v)
-      : p(static_cast<float*>(host_alloc_locked(v.size() * sizeof(float)))), n(v.size()) {
-    std::copy(v.begin(), v.end(), p);
-  }
-  ~Pinned() { host_free_locked(p); }
-  std::vector<float> values() const { return std::vector<float>(p, p + n); }
-};
-}  // namespace
 
 TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
   WRFGPU_REQUIRE_GPU();
@@ -558,8 +546,8 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       fill(c.tendency);
       if (pd) { fill(c.h_tendency); fill(c.z_tendency); }
       if (!pd) in.field_old = in.field;
-      Pinned f(c.field), fo(c.field_old), t(c.tendency), h(c.h_tendency), z(c.z_tendency);
-      Pinned ru(c.ru), rv(c.rv), rom(c.rom);
+      LockedArray f(c.field), fo(c.field_old), t(c.tendency), h(c.h_tendency), z(c.z_tendency);
+      LockedArray ru(c.ru), rv(c.rv), rom(c.rom);
       AdvectInputs li = in;
       if (variant == 0) { li.ru = ru.p; li.rv = rv.p; li.rom = rom.p; }
       li.field = f.p;
@@ -575,7 +563,7 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       EXPECT_EQ(tm.direct, direct) << "pd " << pd;
       EXPECT_EQ(tm.field_old_staged, variant == 3) << "pd " << pd;
       // every value of the arrays: the tile's bitwise the CPU's, the rest untouched by both
-      const std::vector<std::pair<const std::vector<float>*, const Pinned*>> outs = {
+      const std::vector<std::pair<const std::vector<float>*, const LockedArray*>> outs = {
           {&c.tendency, &t}, {&c.h_tendency, &h}, {&c.z_tendency, &z}};
       for (const auto& q : outs) {
         if (!pd && q.second != &t) continue;
@@ -590,7 +578,7 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
   // them page-locked, t its tendency, set to -7): where validate() refuses `in`, the GPU must
   // refuse `li` with validate()'s message and leave t untouched (++*refused); else it runs,
   // on the page-locked path where want_direct.
-  auto same_refusal = [&](const AdvectInputs& in, const AdvectInputs& li, const Pinned& t, bool want_direct,
+  auto same_refusal = [&](const AdvectInputs& in, const AdvectInputs& li, const LockedArray& t, bool want_direct,
                           const std::string& what, int* refused) {
     std::string cpu_msg;
     try {
@@ -631,7 +619,7 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
         (b.old ? c.field_old : c.field)[(std::size_t)b.s * c.d.size3() + c.d.idx3(b.i, b.k, b.j)] = std::nanf("");
       for (auto& x : c.tendency) x = -7.0f;
       AdvectInputs in = c.inputs();
-      Pinned f(c.field), fo(c.field_old), t(c.tendency);
+      LockedArray f(c.field), fo(c.field_old), t(c.tendency);
       AdvectInputs li = in;
       li.field = f.p; li.tendency = t.p;
       if (fo_locked) li.field_old = fo.p;
@@ -652,7 +640,7 @@ TEST(AdvectionGpu, PageLockedArraysCopiedStraight) {
       if (b.also_field) c.field[(std::size_t)4 * c.d.size3() + c.d.idx3(10, 2, 9)] = std::nanf("");
       for (auto& x : c.tendency) x = -7.0f;
       AdvectInputs in = c.inputs();
-      Pinned f(c.field), fo(c.field_old), t(c.tendency), ru(c.ru), rv(c.rv), rom(c.rom);
+      LockedArray f(c.field), fo(c.field_old), t(c.tendency), ru(c.ru), rv(c.rv), rom(c.rom);
       AdvectInputs li = in;
       li.field = f.p; li.field_old = fo.p; li.tendency = t.p;
       if (met_locked) { li.ru = ru.p; li.rv = rv.p; li.rom = rom.p; }
@@ -677,6 +665,17 @@ void expect_gpu_path_and_cpu_bits(SynthCase& c, const AdvectInputs& in, bool wan
   EXPECT_EQ(tm.direct, want_direct) << what;
   EXPECT_EQ(std::memcmp(c.tendency.data(), cpu_t.data(), cpu_t.size() * sizeof(float)), 0) << what;
 }
+// The registration tests' case: a tile inside a larger patch, specified boundaries.
+SynthSpec registration_spec(int nspec) {
+  SynthSpec sp;
+  sp.nspec = nspec; sp.halo = 5; sp.its = 6; sp.ite = 19; sp.jts = 5; sp.jte = 15; sp.nz = 10;
+  sp.flags.specified = true; sp.courant = 0.6f;
+  return sp;
+}
+// host_register of a whole vector
+bool register_vector(std::vector<float>& v, const char* name) {
+  return host_register(v.data(), v.size() * sizeof(float), name);
+}
 }  // namespace
 
 // WRF's own arrays registered in place (host_register, as wrf_patch does for the grid state):
@@ -686,16 +685,12 @@ void expect_gpu_path_and_cpu_bits(SynthCase& c, const AdvectInputs& in, bool wan
 TEST(AdvectionGpu, RegisteredArraysCopiedStraight) {
   WRFGPU_REQUIRE_GPU();
   host_unregister_all();
-  SynthSpec sp;
-  sp.nspec = 6; sp.halo = 5; sp.its = 6; sp.ite = 19; sp.jts = 5; sp.jte = 15; sp.nz = 10;
-  sp.flags.specified = true; sp.courant = 0.6f;
+  SynthSpec sp = registration_spec(6);
   auto run = [&](SynthCase& c, std::uint64_t seed, bool want_direct, const char* what) {
     for (auto& x : c.field) { seed = seed * 6364136223846793005ull + 1442695040888963407ull; x *= 1.0f + 1e-3f * (float)((seed >> 40) % 100); }
     expect_gpu_path_and_cpu_bits(c, c.inputs(), want_direct, what);
   };
-  auto reg = [](std::vector<float>& v, const char* name) {
-    return host_register(v.data(), v.size() * sizeof(float), name);
-  };
+  auto& reg = register_vector;
   {
     SynthCase c = make_synth(sp);
     for (auto* v : {&c.field, &c.field_old, &c.tendency, &c.ru, &c.rv, &c.rom}) EXPECT_TRUE(reg(*v, "a"));
@@ -734,12 +729,8 @@ TEST(AdvectionGpu, RegisteredArraysCopiedStraight) {
 TEST(AdvectionGpu, FailedRegistrationSaidOnceAndStaged) {
   WRFGPU_REQUIRE_GPU();
   host_unregister_all();
-  SynthSpec sp;
-  sp.nspec = 11; sp.halo = 5; sp.its = 6; sp.ite = 19; sp.jts = 5; sp.jte = 15; sp.nz = 10;
-  sp.flags.specified = true; sp.courant = 0.6f;
-  auto reg = [](std::vector<float>& v, const char* name) {
-    return host_register(v.data(), v.size() * sizeof(float), name);
-  };
+  const SynthSpec sp = registration_spec(11);
+  auto& reg = register_vector;
   {  // a range that cannot be registered: said once, then not tried again
     const std::size_t bytes = 1 << 20;
     void* none = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
