@@ -14,10 +14,11 @@ namespace WRFGPU_MODE_NS {
 constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // a cell's record
 // GpuSolver::Auto takes the lane kernel for chunks of at least this many cells per lane the
 // device holds at once (lane_capacity): with fewer, the lanes' last cells leave a long tail.
-// Measured on an H100 (33,792 lanes): the warp kernel faster up to 120,000 cells (3.6 per
-// lane), the lane kernel from 144,000 (4.3 per lane); docs/radm2sorg.md "Lane per cell with
-// refill".
-constexpr double kLaneMinCellsPerLane = 4.0;
+// Measured on an H200 with 4 blocks per SM (67,584 lanes): the warp kernel faster up to 72,000
+// warm cells (1.1 per lane), even at 120,000 (1.8), the lane kernel from 144,000 (2.1);
+// docs/radm2sorg.md "Spill-free generated code". (With 2 blocks per SM, 33,792 lanes on an
+// H100, the crossover was between 3.6 and 4.3 cells per lane: the same number of cells.)
+constexpr double kLaneMinCellsPerLane = 2.0;
 
 // Warps to launch for ncell cells: as many as are resident at once on the device, at most one
 // per 32 cells. Each needs lane_scratch_values(warps) values of T of device scratch.

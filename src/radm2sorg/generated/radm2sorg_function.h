@@ -18,136 +18,16 @@ inline namespace WRFGPU_PHYS_NS {
 template <class T>
 WRFGPU_KPP_BIG void fun(const T* v, const T* f, const T* rct, T* vdot, std::ptrdiff_t s) {
   (void)f;
-  const T a0 = rct[0 * s] * v[58 * s];
-  const T a1 = rct[1 * s] * v[45 * s];
-  const T a2 = rct[2 * s] * v[45 * s];
-  const T a3 = rct[3 * s] * v[12 * s];
-  const T a4 = rct[4 * s] * v[24 * s];
-  const T a5 = rct[5 * s] * v[19 * s];
-  const T a6 = rct[6 * s] * v[53 * s];
-  const T a7 = rct[7 * s] * v[53 * s];
-  const T a8 = rct[8 * s] * v[13 * s];
-  const T a9 = rct[9 * s] * v[42 * s];
-  const T a10 = rct[10 * s] * v[42 * s];
-  const T a11 = rct[11 * s] * v[47 * s];
-  const T a12 = rct[12 * s] * v[20 * s];
-  const T a13 = rct[13 * s] * v[41 * s];
-  const T a14 = rct[14 * s] * v[17 * s];
-  const T a15 = rct[15 * s] * v[32 * s];
-  const T a16 = rct[16 * s] * v[30 * s];
-  const T a17 = rct[17 * s] * v[30 * s];
-  const T a18 = rct[18 * s] * v[33 * s];
-  const T a19 = rct[19 * s] * v[29 * s];
-  const T a20 = rct[20 * s] * v[46 * s];
-  const T a21 = rct[21 * s] * v[18 * s] * f[1 * s];
-  const T a22 = rct[22 * s] * v[18 * s] * v[58 * s];
-  const T a23 = rct[23 * s] * v[6 * s] * f[1 * s];
-  const T a24 = rct[24 * s] * v[6 * s] * f[0 * s];
-  const T a25 = rct[25 * s] * v[45 * s] * v[57 * s];
-  const T a26 = rct[26 * s] * v[45 * s] * v[52 * s];
-  const T a27 = rct[27 * s] * v[45 * s] * v[50 * s];
-  const T a28 = rct[28 * s] * v[50 * s] * v[57 * s];
-  const T a29 = rct[29 * s] * v[50 * s] * v[58 * s];
-  const T a30 = rct[30 * s] * v[19 * s];
-  const T a31 = rct[31 * s] * v[50 * s] * v[50 * s];
-  const T a32 = rct[32 * s] * v[50 * s] * v[50 * s] * f[0 * s];
-  const T a33 = rct[33 * s] * v[13 * s] * v[52 * s];
-  const T a34 = rct[34 * s] * v[52 * s] * v[57 * s];
-  const T a35 = rct[35 * s] * v[57 * s] * v[57 * s] * f[1 * s];
-  const T a36 = rct[36 * s] * v[45 * s] * v[58 * s];
-  const T a37 = rct[37 * s] * v[53 * s] * v[57 * s];
-  const T a38 = rct[38 * s] * v[53 * s] * v[58 * s];
-  const T a39 = rct[39 * s] * v[50 * s] * v[53 * s];
-  const T a40 = rct[40 * s] * v[53 * s] * v[58 * s];
-  const T a41 = rct[41 * s] * v[14 * s];
-  const T a42 = rct[42 * s] * v[14 * s];
-  const T a43 = rct[43 * s] * v[52 * s] * v[58 * s];
-  const T a44 = rct[44 * s] * v[24 * s] * v[52 * s];
-  const T a45 = rct[45 * s] * v[19 * s] * v[52 * s];
-  const T a46 = rct[46 * s] * v[50 * s] * v[52 * s];
   const T a47 = rct[47 * s] * v[4 * s] * v[52 * s];
-  const T a48 = rct[48 * s] * v[25 * s] * v[52 * s];
-  const T a49 = rct[49 * s] * v[16 * s] * v[52 * s];
-  const T a50 = rct[50 * s] * v[5 * s] * v[52 * s];
-  const T a51 = rct[51 * s] * v[15 * s] * v[52 * s];
-  const T a52 = rct[52 * s] * v[7 * s] * v[52 * s];
-  const T a53 = rct[53 * s] * v[8 * s] * v[52 * s];
-  const T a54 = rct[54 * s] * v[23 * s] * v[52 * s];
-  const T a55 = rct[55 * s] * v[27 * s] * v[52 * s];
-  const T a56 = rct[56 * s] * v[28 * s] * v[52 * s];
-  const T a57 = rct[57 * s] * v[9 * s] * v[52 * s];
-  const T a58 = rct[58 * s] * v[10 * s] * v[52 * s];
-  const T a59 = rct[59 * s] * v[21 * s] * v[52 * s];
-  const T a60 = rct[60 * s] * v[42 * s] * v[52 * s];
-  const T a61 = rct[61 * s] * v[47 * s] * v[52 * s];
-  const T a62 = rct[62 * s] * v[32 * s] * v[52 * s];
-  const T a63 = rct[63 * s] * v[30 * s] * v[52 * s];
-  const T a64 = rct[64 * s] * v[33 * s] * v[52 * s];
-  const T a65 = rct[65 * s] * v[29 * s] * v[52 * s];
-  const T a66 = rct[66 * s] * v[20 * s] * v[52 * s];
-  const T a67 = rct[67 * s] * v[41 * s] * v[52 * s];
-  const T a68 = rct[68 * s] * v[17 * s] * v[52 * s];
-  const T a69 = rct[69 * s] * v[22 * s] * v[52 * s];
-  const T a70 = rct[70 * s] * v[46 * s] * v[52 * s];
-  const T a71 = rct[71 * s] * v[26 * s] * v[52 * s];
-  const T a72 = rct[72 * s] * v[54 * s] * v[58 * s];
-  const T a73 = rct[73 * s] * v[22 * s];
-  const T a74 = rct[74 * s] * v[44 * s] * v[58 * s];
-  const T a75 = rct[75 * s] * v[11 * s];
-  const T a76 = rct[76 * s] * v[51 * s] * v[57 * s];
-  const T a77 = rct[77 * s] * v[55 * s] * v[57 * s];
-  const T a78 = rct[78 * s] * v[40 * s] * v[57 * s];
-  const T a79 = rct[79 * s] * v[43 * s] * v[57 * s];
-  const T a80 = rct[80 * s] * v[39 * s] * v[57 * s];
-  const T a81 = rct[81 * s] * v[36 * s] * v[57 * s];
-  const T a82 = rct[82 * s] * v[48 * s] * v[57 * s];
-  const T a83 = rct[83 * s] * v[54 * s] * v[57 * s];
-  const T a84 = rct[84 * s] * v[44 * s] * v[57 * s];
-  const T a85 = rct[85 * s] * v[34 * s] * v[57 * s];
-  const T a86 = rct[86 * s] * v[35 * s] * v[57 * s];
-  const T a87 = rct[87 * s] * v[56 * s] * v[57 * s];
-  const T a88 = rct[88 * s] * v[49 * s] * v[57 * s];
-  const T a89 = rct[89 * s] * v[37 * s] * v[57 * s];
-  const T a90 = rct[90 * s] * v[42 * s] * v[53 * s];
-  const T a91 = rct[91 * s] * v[47 * s] * v[53 * s];
-  const T a92 = rct[92 * s] * v[30 * s] * v[53 * s];
-  const T a93 = rct[93 * s] * v[33 * s] * v[53 * s];
-  const T a94 = rct[94 * s] * v[29 * s] * v[53 * s];
-  const T a95 = rct[95 * s] * v[21 * s] * v[53 * s];
-  const T a96 = rct[96 * s] * v[23 * s] * v[53 * s];
-  const T a97 = rct[97 * s] * v[27 * s] * v[53 * s];
-  const T a98 = rct[98 * s] * v[28 * s] * v[53 * s];
-  const T a99 = rct[99 * s] * v[26 * s] * v[53 * s];
+  vdot[0 * s] = a47;  // SULF
+  WRFGPU_KPP_FENCE();
   const T a100 = rct[100 * s] * v[23 * s] * v[45 * s];
   const T a101 = rct[101 * s] * v[27 * s] * v[45 * s];
   const T a102 = rct[102 * s] * v[28 * s] * v[45 * s];
   const T a103 = rct[103 * s] * v[26 * s] * v[45 * s];
-  const T a104 = rct[104 * s] * v[50 * s] * v[51 * s];
-  const T a105 = rct[105 * s] * v[50 * s] * v[56 * s];
-  const T a106 = rct[106 * s] * v[50 * s] * v[55 * s];
-  const T a107 = rct[107 * s] * v[40 * s] * v[50 * s];
-  const T a108 = rct[108 * s] * v[43 * s] * v[50 * s];
-  const T a109 = rct[109 * s] * v[39 * s] * v[50 * s];
-  const T a110 = rct[110 * s] * v[36 * s] * v[50 * s];
-  const T a111 = rct[111 * s] * v[48 * s] * v[50 * s];
-  const T a112 = rct[112 * s] * v[49 * s] * v[50 * s];
-  const T a113 = rct[113 * s] * v[50 * s] * v[54 * s];
-  const T a114 = rct[114 * s] * v[34 * s] * v[50 * s];
-  const T a115 = rct[115 * s] * v[35 * s] * v[50 * s];
-  const T a116 = rct[116 * s] * v[44 * s] * v[50 * s];
-  const T a117 = rct[117 * s] * v[37 * s] * v[50 * s];
-  const T a118 = rct[118 * s] * v[51 * s] * v[51 * s];
-  const T a119 = rct[119 * s] * v[51 * s] * v[56 * s];
-  const T a120 = rct[120 * s] * v[51 * s] * v[55 * s];
-  const T a121 = rct[121 * s] * v[40 * s] * v[51 * s];
-  const T a122 = rct[122 * s] * v[43 * s] * v[51 * s];
-  const T a123 = rct[123 * s] * v[39 * s] * v[51 * s];
-  const T a124 = rct[124 * s] * v[36 * s] * v[51 * s];
-  const T a125 = rct[125 * s] * v[48 * s] * v[51 * s];
-  const T a126 = rct[126 * s] * v[49 * s] * v[51 * s];
+  vdot[1 * s] = T(0.4f) * a100 + T(0.2f) * a101 + T(0.06f) * a102 + T(0.2f) * a103;  // ORA1
+  WRFGPU_KPP_FENCE();
   const T a127 = rct[127 * s] * v[51 * s] * v[54 * s];
-  const T a128 = rct[128 * s] * v[34 * s] * v[51 * s];
-  const T a129 = rct[129 * s] * v[35 * s] * v[51 * s];
   const T a130 = rct[130 * s] * v[44 * s] * v[51 * s];
   const T a131 = rct[131 * s] * v[54 * s] * v[56 * s];
   const T a132 = rct[132 * s] * v[54 * s] * v[55 * s];
@@ -157,82 +37,261 @@ WRFGPU_KPP_BIG void fun(const T* v, const T* f, const T* rct, T* vdot, std::ptrd
   const T a136 = rct[136 * s] * v[36 * s] * v[54 * s];
   const T a137 = rct[137 * s] * v[48 * s] * v[54 * s];
   const T a138 = rct[138 * s] * v[49 * s] * v[54 * s];
-  const T a139 = rct[139 * s] * v[54 * s] * v[54 * s];
+  const T a154 = rct[154 * s] * v[37 * s] * v[54 * s];
+  vdot[2 * s] = T(0.2f) * a101 + T(0.29f) * a102 + T(0.2f) * a103 + T(0.5f) * a127 + T(0.5f) * a130 + T(0.5f) * a131 + T(0.5f) * a132 + T(0.5f) * a133 + T(0.5f) * a134 + T(0.5f) * a135 + T(0.5f) * a136 + T(0.5f) * a137 + T(0.5f) * a138 + T(0.5f) * a154;  // ORA2
+  WRFGPU_KPP_FENCE();
+  const T a48 = rct[48 * s] * v[25 * s] * v[52 * s];
+  vdot[3 * s] = a48;  // CO2
+  WRFGPU_KPP_FENCE();
+  vdot[4 * s] = -a47;  // SO2
+  WRFGPU_KPP_FENCE();
+  const T a50 = rct[50 * s] * v[5 * s] * v[52 * s];
+  vdot[5 * s] = -a50;  // ETH
+  WRFGPU_KPP_FENCE();
+  const T a1 = rct[1 * s] * v[45 * s];
+  const T a23 = rct[23 * s] * v[6 * s] * f[1 * s];
+  const T a24 = rct[24 * s] * v[6 * s] * f[0 * s];
+  vdot[6 * s] = a1 - a23 - a24;  // O1D
+  WRFGPU_KPP_FENCE();
+  const T a52 = rct[52 * s] * v[7 * s] * v[52 * s];
+  vdot[7 * s] = -a52;  // HC5
+  WRFGPU_KPP_FENCE();
+  const T a53 = rct[53 * s] * v[8 * s] * v[52 * s];
+  vdot[8 * s] = -a53;  // HC8
+  WRFGPU_KPP_FENCE();
+  const T a57 = rct[57 * s] * v[9 * s] * v[52 * s];
+  vdot[9 * s] = -a57;  // TOL
+  WRFGPU_KPP_FENCE();
+  const T a58 = rct[58 * s] * v[10 * s] * v[52 * s];
+  vdot[10 * s] = -a58;  // XYL
+  WRFGPU_KPP_FENCE();
+  const T a74 = rct[74 * s] * v[44 * s] * v[58 * s];
+  const T a75 = rct[75 * s] * v[11 * s];
+  vdot[11 * s] = a74 - a75;  // TPAN
+  WRFGPU_KPP_FENCE();
+  const T a3 = rct[3 * s] * v[12 * s];
+  const T a34 = rct[34 * s] * v[52 * s] * v[57 * s];
+  vdot[12 * s] = -a3 + a34;  // HONO
+  WRFGPU_KPP_FENCE();
+  const T a8 = rct[8 * s] * v[13 * s];
+  const T a31 = rct[31 * s] * v[50 * s] * v[50 * s];
+  const T a32 = rct[32 * s] * v[50 * s] * v[50 * s] * f[0 * s];
+  const T a33 = rct[33 * s] * v[13 * s] * v[52 * s];
+  vdot[13 * s] = -a8 + a31 + a32 - a33;  // H2O2
+  WRFGPU_KPP_FENCE();
+  const T a40 = rct[40 * s] * v[53 * s] * v[58 * s];
+  const T a41 = rct[41 * s] * v[14 * s];
+  const T a42 = rct[42 * s] * v[14 * s];
+  vdot[14 * s] = a40 - a41 - a42;  // N2O5
+  WRFGPU_KPP_FENCE();
+  const T a51 = rct[51 * s] * v[15 * s] * v[52 * s];
+  vdot[15 * s] = -a51;  // HC3
+  WRFGPU_KPP_FENCE();
+  const T a49 = rct[49 * s] * v[16 * s] * v[52 * s];
+  vdot[16 * s] = -a49 + T(0.06f) * a101 + T(0.09f) * a102;  // CH4
+  WRFGPU_KPP_FENCE();
+  const T a14 = rct[14 * s] * v[17 * s];
+  const T a68 = rct[68 * s] * v[17 * s] * v[52 * s];
+  const T a113 = rct[113 * s] * v[50 * s] * v[54 * s];
+  vdot[17 * s] = -a14 - a68 + a113;  // PAA
+  WRFGPU_KPP_FENCE();
+  const T a0 = rct[0 * s] * v[58 * s];
+  const T a2 = rct[2 * s] * v[45 * s];
+  const T a7 = rct[7 * s] * v[53 * s];
+  const T a21 = rct[21 * s] * v[18 * s] * f[1 * s];
+  const T a22 = rct[22 * s] * v[18 * s] * v[58 * s];
+  vdot[18 * s] = a0 + a2 + a7 - a21 - a22 + a23;  // O3P
+  WRFGPU_KPP_FENCE();
+  const T a5 = rct[5 * s] * v[19 * s];
+  const T a29 = rct[29 * s] * v[50 * s] * v[58 * s];
+  const T a30 = rct[30 * s] * v[19 * s];
+  const T a45 = rct[45 * s] * v[19 * s] * v[52 * s];
+  vdot[19 * s] = -a5 + a29 - a30 - a45;  // HNO4
+  WRFGPU_KPP_FENCE();
+  const T a12 = rct[12 * s] * v[20 * s];
+  const T a66 = rct[66 * s] * v[20 * s] * v[52 * s];
+  const T a104 = rct[104 * s] * v[50 * s] * v[51 * s];
+  vdot[20 * s] = -a12 - a66 + a104;  // OP1
+  WRFGPU_KPP_FENCE();
+  const T a59 = rct[59 * s] * v[21 * s] * v[52 * s];
+  const T a95 = rct[95 * s] * v[21 * s] * v[53 * s];
+  vdot[21 * s] = T(0.25f) * a57 + T(0.17f) * a58 - a59 - T(0.5f) * a95;  // CSL
+  WRFGPU_KPP_FENCE();
+  const T a69 = rct[69 * s] * v[22 * s] * v[52 * s];
+  const T a72 = rct[72 * s] * v[54 * s] * v[58 * s];
+  const T a73 = rct[73 * s] * v[22 * s];
+  vdot[22 * s] = -a69 + a72 - a73;  // PAN
+  WRFGPU_KPP_FENCE();
+  const T a54 = rct[54 * s] * v[23 * s] * v[52 * s];
+  const T a96 = rct[96 * s] * v[23 * s] * v[53 * s];
+  vdot[23 * s] = -a54 - a96 - a100;  // OL2
+  WRFGPU_KPP_FENCE();
+  const T a4 = rct[4 * s] * v[24 * s];
+  const T a39 = rct[39 * s] * v[50 * s] * v[53 * s];
+  const T a43 = rct[43 * s] * v[52 * s] * v[58 * s];
+  const T a44 = rct[44 * s] * v[24 * s] * v[52 * s];
+  const T a90 = rct[90 * s] * v[42 * s] * v[53 * s];
+  const T a91 = rct[91 * s] * v[47 * s] * v[53 * s];
+  const T a92 = rct[92 * s] * v[30 * s] * v[53 * s];
+  const T a93 = rct[93 * s] * v[33 * s] * v[53 * s];
+  const T a94 = rct[94 * s] * v[29 * s] * v[53 * s];
+  vdot[24 * s] = -a4 + a39 + T(2.0f) * a42 + a43 - a44 + a90 + a91 + a92 + a93 + a94 + a95;  // HNO3
+  WRFGPU_KPP_FENCE();
+  const T a9 = rct[9 * s] * v[42 * s];
+  const T a10 = rct[10 * s] * v[42 * s];
+  const T a11 = rct[11 * s] * v[47 * s];
+  const T a16 = rct[16 * s] * v[30 * s];
+  const T a17 = rct[17 * s] * v[30 * s];
+  const T a18 = rct[18 * s] * v[33 * s];
+  const T a60 = rct[60 * s] * v[42 * s] * v[52 * s];
+  const T a63 = rct[63 * s] * v[30 * s] * v[52 * s];
+  const T a64 = rct[64 * s] * v[33 * s] * v[52 * s];
+  const T a84 = rct[84 * s] * v[44 * s] * v[57 * s];
+  const T a142 = rct[142 * s] * v[44 * s] * v[54 * s];
+  vdot[25 * s] = a9 + a10 + a11 + T(1.87f) * a16 + T(1.55f) * a17 + a18 - a48 + a60 + T(2.0f) * a63 + a64 + T(0.95f) * a84 + a90 + T(2.0f) * a92 + a93 + T(0.42f) * a100 + T(0.33f) * a101 + T(0.23f) * a102 + T(0.33f) * a103 + T(0.475f) * a130 + T(0.95f) * a142;  // CO
+  WRFGPU_KPP_FENCE();
+  const T a71 = rct[71 * s] * v[26 * s] * v[52 * s];
+  const T a99 = rct[99 * s] * v[26 * s] * v[53 * s];
+  vdot[26 * s] = -a71 - a99 - a103;  // ISO
+  WRFGPU_KPP_FENCE();
+  const T a55 = rct[55 * s] * v[27 * s] * v[52 * s];
+  const T a97 = rct[97 * s] * v[27 * s] * v[53 * s];
+  vdot[27 * s] = -a55 - a97 - a101;  // OLT
+  WRFGPU_KPP_FENCE();
+  const T a56 = rct[56 * s] * v[28 * s] * v[52 * s];
+  const T a98 = rct[98 * s] * v[28 * s] * v[53 * s];
+  vdot[28 * s] = -a56 - a98 - a102;  // OLI
+  WRFGPU_KPP_FENCE();
+  const T a19 = rct[19 * s] * v[29 * s];
+  const T a65 = rct[65 * s] * v[29 * s] * v[52 * s];
+  const T a85 = rct[85 * s] * v[34 * s] * v[57 * s];
+  const T a86 = rct[86 * s] * v[35 * s] * v[57 * s];
+  const T a128 = rct[128 * s] * v[34 * s] * v[51 * s];
+  const T a129 = rct[129 * s] * v[35 * s] * v[51 * s];
   const T a140 = rct[140 * s] * v[34 * s] * v[54 * s];
   const T a141 = rct[141 * s] * v[35 * s] * v[54 * s];
-  const T a142 = rct[142 * s] * v[44 * s] * v[54 * s];
-  const T a143 = rct[143 * s] * v[38 * s] * v[50 * s];
-  const T a144 = rct[144 * s] * v[38 * s] * v[51 * s];
-  const T a145 = rct[145 * s] * v[38 * s] * v[54 * s];
-  const T a146 = rct[146 * s] * v[38 * s] * v[38 * s];
-  const T a147 = rct[147 * s] * v[38 * s] * v[57 * s];
+  vdot[29 * s] = -a19 - a65 + T(0.7f) * a85 + T(0.806f) * a86 - a94 + T(0.7f) * a128 + T(0.806f) * a129 + a140 + a141;  // DCB
+  WRFGPU_KPP_FENCE();
+  vdot[30 * s] = -a16 - a17 - a63 + T(0.89f) * a84 + T(0.16f) * a85 - a92 + T(0.16f) * a128 + T(0.445f) * a130 + T(0.2f) * a140 + T(0.89f) * a142;  // GLY
+  WRFGPU_KPP_FENCE();
   const T a148 = rct[148 * s] * v[31 * s] * v[58 * s];
   const T a149 = rct[149 * s] * v[31 * s] * v[50 * s];
   const T a150 = rct[150 * s] * v[31 * s] * v[51 * s];
   const T a151 = rct[151 * s] * v[31 * s] * v[54 * s];
   const T a152 = rct[152 * s] * v[31 * s] * v[31 * s];
-  const T a153 = rct[153 * s] * v[37 * s] * v[51 * s];
-  const T a154 = rct[154 * s] * v[37 * s] * v[54 * s];
-  const T a155 = rct[155 * s] * v[37 * s] * v[37 * s];
-  vdot[0 * s] = a47;  // SULF
-  vdot[1 * s] = T(0.4f) * a100 + T(0.2f) * a101 + T(0.06f) * a102 + T(0.2f) * a103;  // ORA1
-  vdot[2 * s] = T(0.2f) * a101 + T(0.29f) * a102 + T(0.2f) * a103 + T(0.5f) * a127 + T(0.5f) * a130 + T(0.5f) * a131 + T(0.5f) * a132 + T(0.5f) * a133 + T(0.5f) * a134 + T(0.5f) * a135 + T(0.5f) * a136 + T(0.5f) * a137 + T(0.5f) * a138 + T(0.5f) * a154;  // ORA2
-  vdot[3 * s] = a48;  // CO2
-  vdot[4 * s] = -a47;  // SO2
-  vdot[5 * s] = -a50;  // ETH
-  vdot[6 * s] = a1 - a23 - a24;  // O1D
-  vdot[7 * s] = -a52;  // HC5
-  vdot[8 * s] = -a53;  // HC8
-  vdot[9 * s] = -a57;  // TOL
-  vdot[10 * s] = -a58;  // XYL
-  vdot[11 * s] = a74 - a75;  // TPAN
-  vdot[12 * s] = -a3 + a34;  // HONO
-  vdot[13 * s] = -a8 + a31 + a32 - a33;  // H2O2
-  vdot[14 * s] = a40 - a41 - a42;  // N2O5
-  vdot[15 * s] = -a51;  // HC3
-  vdot[16 * s] = -a49 + T(0.06f) * a101 + T(0.09f) * a102;  // CH4
-  vdot[17 * s] = -a14 - a68 + a113;  // PAA
-  vdot[18 * s] = a0 + a2 + a7 - a21 - a22 + a23;  // O3P
-  vdot[19 * s] = -a5 + a29 - a30 - a45;  // HNO4
-  vdot[20 * s] = -a12 - a66 + a104;  // OP1
-  vdot[21 * s] = T(0.25f) * a57 + T(0.17f) * a58 - a59 - T(0.5f) * a95;  // CSL
-  vdot[22 * s] = -a69 + a72 - a73;  // PAN
-  vdot[23 * s] = -a54 - a96 - a100;  // OL2
-  vdot[24 * s] = -a4 + a39 + T(2.0f) * a42 + a43 - a44 + a90 + a91 + a92 + a93 + a94 + a95;  // HNO3
-  vdot[25 * s] = a9 + a10 + a11 + T(1.87f) * a16 + T(1.55f) * a17 + a18 - a48 + a60 + T(2.0f) * a63 + a64 + T(0.95f) * a84 + a90 + T(2.0f) * a92 + a93 + T(0.42f) * a100 + T(0.33f) * a101 + T(0.23f) * a102 + T(0.33f) * a103 + T(0.475f) * a130 + T(0.95f) * a142;  // CO
-  vdot[26 * s] = -a71 - a99 - a103;  // ISO
-  vdot[27 * s] = -a55 - a97 - a101;  // OLT
-  vdot[28 * s] = -a56 - a98 - a102;  // OLI
-  vdot[29 * s] = -a19 - a65 + T(0.7f) * a85 + T(0.806f) * a86 - a94 + T(0.7f) * a128 + T(0.806f) * a129 + a140 + a141;  // DCB
-  vdot[30 * s] = -a16 - a17 - a63 + T(0.89f) * a84 + T(0.16f) * a85 - a92 + T(0.16f) * a128 + T(0.445f) * a130 + T(0.2f) * a140 + T(0.89f) * a142;  // GLY
   vdot[31 * s] = a95 - a148 - a149 - a150 - a151 - T(2.0f) * a152;  // XNO2
+  WRFGPU_KPP_FENCE();
+  const T a15 = rct[15 * s] * v[32 * s];
+  const T a20 = rct[20 * s] * v[46 * s];
+  const T a62 = rct[62 * s] * v[32 * s] * v[52 * s];
+  const T a77 = rct[77 * s] * v[55 * s] * v[57 * s];
+  const T a78 = rct[78 * s] * v[40 * s] * v[57 * s];
+  const T a79 = rct[79 * s] * v[43 * s] * v[57 * s];
+  const T a82 = rct[82 * s] * v[48 * s] * v[57 * s];
+  const T a120 = rct[120 * s] * v[51 * s] * v[55 * s];
+  const T a121 = rct[121 * s] * v[40 * s] * v[51 * s];
+  const T a122 = rct[122 * s] * v[43 * s] * v[51 * s];
+  const T a125 = rct[125 * s] * v[48 * s] * v[51 * s];
   vdot[32 * s] = -a15 + T(0.8f) * a20 + T(0.025f) * a51 - a62 + T(0.25f) * a77 + T(0.69f) * a78 + T(1.06f) * a79 + T(0.1f) * a82 + T(0.1f) * a102 + T(0.6f) * a120 + T(0.75f) * a121 + T(1.39f) * a122 + T(0.55f) * a125 + T(0.8f) * a132 + T(0.86f) * a133 + T(0.9f) * a134 + T(0.55f) * a137;  // KET
+  WRFGPU_KPP_FENCE();
+  const T a88 = rct[88 * s] * v[49 * s] * v[57 * s];
+  const T a126 = rct[126 * s] * v[49 * s] * v[51 * s];
   vdot[33 * s] = -a18 - a64 + T(0.11f) * a84 + T(0.17f) * a85 + T(0.45f) * a86 + a88 - a93 + T(0.75f) * a126 + T(0.17f) * a128 + T(0.45f) * a129 + T(0.055f) * a130 + a138 + T(0.8f) * a140 + a141 + T(0.11f) * a142;  // MGLY
+  WRFGPU_KPP_FENCE();
+  const T a114 = rct[114 * s] * v[34 * s] * v[50 * s];
   vdot[34 * s] = T(0.75f) * a57 - a85 - a114 - a128 - a140;  // TOLP
+  WRFGPU_KPP_FENCE();
+  const T a115 = rct[115 * s] * v[35 * s] * v[50 * s];
   vdot[35 * s] = T(0.83f) * a58 - a86 - a115 - a129 - a141;  // XYLP
+  WRFGPU_KPP_FENCE();
+  const T a81 = rct[81 * s] * v[36 * s] * v[57 * s];
+  const T a110 = rct[110 * s] * v[36 * s] * v[50 * s];
+  const T a124 = rct[124 * s] * v[36 * s] * v[51 * s];
   vdot[36 * s] = a55 + a71 - a81 - a110 - a124 - a136;  // OLTP
+  WRFGPU_KPP_FENCE();
+  const T a89 = rct[89 * s] * v[37 * s] * v[57 * s];
+  const T a117 = rct[117 * s] * v[37 * s] * v[50 * s];
+  const T a153 = rct[153 * s] * v[37 * s] * v[51 * s];
+  const T a155 = rct[155 * s] * v[37 * s] * v[37 * s];
   vdot[37 * s] = -a89 + a96 + a97 + a98 + a99 - a117 - a153 - a154 - T(2.0f) * a155;  // OLN
+  WRFGPU_KPP_FENCE();
+  const T a143 = rct[143 * s] * v[38 * s] * v[50 * s];
+  const T a144 = rct[144 * s] * v[38 * s] * v[51 * s];
+  const T a145 = rct[145 * s] * v[38 * s] * v[54 * s];
+  const T a146 = rct[146 * s] * v[38 * s] * v[38 * s];
+  const T a147 = rct[147 * s] * v[38 * s] * v[57 * s];
   vdot[38 * s] = T(0.25f) * a52 + T(0.75f) * a53 + T(0.9f) * a59 + a69 + T(2.0f) * a84 + a130 + T(2.0f) * a142 - a143 - a144 - a145 - T(2.0f) * a146 - a147;  // XO2
+  WRFGPU_KPP_FENCE();
+  const T a80 = rct[80 * s] * v[39 * s] * v[57 * s];
+  const T a109 = rct[109 * s] * v[39 * s] * v[50 * s];
+  const T a123 = rct[123 * s] * v[39 * s] * v[51 * s];
   vdot[39 * s] = a54 - a80 - a109 - a123 - a135;  // OL2P
+  WRFGPU_KPP_FENCE();
+  const T a107 = rct[107 * s] * v[40 * s] * v[50 * s];
   vdot[40 * s] = a52 - a78 - a107 - a121 - a133;  // HC5P
+  WRFGPU_KPP_FENCE();
+  const T a13 = rct[13 * s] * v[41 * s];
+  const T a67 = rct[67 * s] * v[41 * s] * v[52 * s];
+  const T a105 = rct[105 * s] * v[50 * s] * v[56 * s];
+  const T a106 = rct[106 * s] * v[50 * s] * v[55 * s];
+  const T a108 = rct[108 * s] * v[43 * s] * v[50 * s];
+  const T a111 = rct[111 * s] * v[48 * s] * v[50 * s];
+  const T a112 = rct[112 * s] * v[49 * s] * v[50 * s];
+  const T a116 = rct[116 * s] * v[44 * s] * v[50 * s];
   vdot[41 * s] = -a13 - a67 + a105 + a106 + a107 + a108 + a109 + a110 + a111 + a112 + a114 + a115 + a116 + a143 + a149;  // OP2
+  WRFGPU_KPP_FENCE();
+  const T a76 = rct[76 * s] * v[51 * s] * v[57 * s];
+  const T a118 = rct[118 * s] * v[51 * s] * v[51 * s];
+  const T a119 = rct[119 * s] * v[51 * s] * v[56 * s];
   vdot[42 * s] = -a9 - a10 + a12 + T(0.13f) * a16 + T(0.45f) * a17 + T(0.009f) * a51 - a60 + T(0.5f) * a66 + a69 + a76 + T(0.09f) * a77 + T(0.04f) * a79 + T(1.6f) * a80 + a81 + T(0.28f) * a82 + a89 - a90 + a100 + T(0.53f) * a101 + T(0.18f) * a102 + T(0.53f) * a103 + T(1.5f) * a118 + T(0.75f) * a119 + T(0.75f) * a120 + T(0.77f) * a121 + T(0.8f) * a122 + T(1.55f) * a123 + T(1.25f) * a124 + T(0.89f) * a125 + T(0.75f) * a126 + a127 + a128 + a129 + T(0.5f) * a130 + T(0.8f) * a135 + T(0.5f) * a136 + T(0.14f) * a137 + a144 + a150 + T(1.75f) * a153 + a154 + T(2.0f) * a155;  // HCHO
+  WRFGPU_KPP_FENCE();
   vdot[43 * s] = a53 - a79 - a108 - a122 - a134;  // HC8P
+  WRFGPU_KPP_FENCE();
   vdot[44 * s] = a19 + T(0.9f) * a59 + a65 - a74 + a75 - a84 + a94 - a116 - a130 - a142;  // TCO3
+  WRFGPU_KPP_FENCE();
+  const T a25 = rct[25 * s] * v[45 * s] * v[57 * s];
+  const T a26 = rct[26 * s] * v[45 * s] * v[52 * s];
+  const T a27 = rct[27 * s] * v[45 * s] * v[50 * s];
+  const T a36 = rct[36 * s] * v[45 * s] * v[58 * s];
   vdot[45 * s] = -a1 - a2 + a21 - a25 - a26 - a27 - a36 - a100 - a101 - a102 - a103;  // O3
+  WRFGPU_KPP_FENCE();
+  const T a70 = rct[70 * s] * v[46 * s] * v[52 * s];
   vdot[46 * s] = -a20 - a70 + T(0.036f) * a77 + T(0.08f) * a78 + T(0.24f) * a79 + a117 + a148;  // ONIT
+  WRFGPU_KPP_FENCE();
+  const T a61 = rct[61 * s] * v[47 * s] * v[52 * s];
+  const T a87 = rct[87 * s] * v[56 * s] * v[57 * s];
   vdot[47 * s] = -a11 + a13 + T(0.2f) * a20 + T(0.075f) * a51 - a61 + T(0.5f) * a67 + T(0.75f) * a77 + T(0.38f) * a78 + T(0.35f) * a79 + T(0.2f) * a80 + a81 + T(1.45f) * a82 + a87 + a89 - a91 + T(0.5f) * a101 + T(0.72f) * a102 + T(0.5f) * a103 + T(0.75f) * a119 + T(0.15f) * a120 + T(0.41f) * a121 + T(0.46f) * a122 + T(0.35f) * a123 + T(0.75f) * a124 + T(0.725f) * a125 + a131 + T(0.2f) * a132 + T(0.14f) * a133 + T(0.1f) * a134 + T(0.6f) * a135 + a136 + T(0.725f) * a137 + a153 + a154 + T(2.0f) * a155;  // ALD
+  WRFGPU_KPP_FENCE();
   vdot[48 * s] = a56 - a82 - a111 - a125 - a137;  // OLIP
+  WRFGPU_KPP_FENCE();
   vdot[49 * s] = a62 - a88 - a112 - a126 - a138;  // KETP
+  WRFGPU_KPP_FENCE();
+  const T a28 = rct[28 * s] * v[50 * s] * v[57 * s];
+  const T a46 = rct[46 * s] * v[50 * s] * v[52 * s];
   vdot[50 * s] = T(0.65f) * a5 + T(2.0f) * a10 + a11 + a12 + a13 + T(0.8f) * a17 + a18 + a19 + a20 + a26 - a27 - a28 - a29 + a30 - T(2.0f) * a31 - T(2.0f) * a32 + a33 - a39 - a46 + a47 + a48 + T(0.17f) * a51 + T(0.25f) * a57 + T(0.17f) * a58 + T(0.1f) * a59 + a60 + a63 + a76 + T(0.964f) * a77 + T(0.92f) * a78 + T(0.76f) * a79 + a80 + a81 + a82 + T(0.92f) * a84 + a85 + a86 + a87 + a88 + a90 + a92 + T(0.12f) * a100 + T(0.23f) * a101 + T(0.26f) * a102 + T(0.23f) * a103 - a104 - a105 - a106 - a107 - a108 - a109 - a110 - a111 - a112 - a113 - a114 - a115 - a116 - a117 + a118 + a119 + a120 + a121 + a122 + a123 + a124 + a125 + a126 + T(0.5f) * a127 + T(2.0f) * a128 + T(2.0f) * a129 + T(0.46f) * a130 + T(0.5f) * a131 + T(0.5f) * a132 + T(0.5f) * a133 + T(0.5f) * a134 + T(0.5f) * a135 + T(0.5f) * a136 + T(0.5f) * a137 + T(0.5f) * a138 + a140 + a141 + T(0.92f) * a142 - a143 + a144 - a149 + a150 + T(0.5f) * a153;  // HO2
+  WRFGPU_KPP_FENCE();
+  const T a83 = rct[83 * s] * v[54 * s] * v[57 * s];
+  const T a139 = rct[139 * s] * v[54 * s] * v[54 * s];
   vdot[51 * s] = a11 + a14 + a49 + T(0.5f) * a66 - a76 + a83 + T(0.22f) * a101 + T(0.31f) * a102 + T(0.22f) * a103 - a104 - T(2.0f) * a118 - a119 - a120 - a121 - a122 - a123 - a124 - a125 - a126 - T(0.5f) * a127 - a128 - a129 - a130 + T(0.5f) * a131 + T(0.5f) * a132 + T(0.5f) * a133 + T(0.5f) * a134 + T(0.5f) * a135 + T(0.5f) * a136 + T(0.5f) * a137 + T(0.5f) * a138 + T(2.0f) * a139 + a140 + a141 + a142 - a144 + a145 - a150 + a151 - a153 + T(0.5f) * a154;  // MO2
+  WRFGPU_KPP_FENCE();
   vdot[52 * s] = a3 + a4 + T(0.35f) * a5 + T(2.0f) * a8 + a12 + a13 + a14 + T(2.0f) * a24 - a26 + a27 + a28 - a33 - a34 - a43 - a44 - a45 - a46 - a47 - a48 - a49 - a50 - a51 - a52 - a53 - a54 - a55 - a56 - a57 - a58 - T(1.9f) * a59 - a60 - a61 - a62 - a63 - a64 - a65 - T(0.5f) * a66 - T(0.5f) * a67 - a68 - a69 - a70 - a71 + T(0.1f) * a101 + T(0.14f) * a102 + T(0.1f) * a103;  // OH
+  WRFGPU_KPP_FENCE();
+  const T a6 = rct[6 * s] * v[53 * s];
+  const T a37 = rct[37 * s] * v[53 * s] * v[57 * s];
+  const T a38 = rct[38 * s] * v[53 * s] * v[58 * s];
   vdot[53 * s] = T(0.35f) * a5 - a6 - a7 + a36 - a37 - a38 - a39 - a40 + a41 + a44 + a69 - a90 - a91 - a92 - a93 - a94 - a95 - a96 - a97 - a98 - a99;  // NO3
+  WRFGPU_KPP_FENCE();
   vdot[54 * s] = a15 + a18 + a61 + a64 + a68 - a72 + a73 - a83 + T(0.05f) * a84 + a91 + a93 - a113 - a127 + T(0.025f) * a130 - a131 - a132 - a133 - a134 - a135 - a136 - a137 - a138 - T(2.0f) * a139 - a140 - a141 - T(0.95f) * a142 - a145 - a151 - a154;  // ACO3
+  WRFGPU_KPP_FENCE();
   vdot[55 * s] = T(0.83f) * a51 + T(0.5f) * a67 + a70 - a77 - a106 - a120 - a132;  // HC3P
+  WRFGPU_KPP_FENCE();
   vdot[56 * s] = a15 + a50 - a87 - a105 - a119 - a131;  // ETHP
+  WRFGPU_KPP_FENCE();
+  const T a35 = rct[35 * s] * v[57 * s] * v[57 * s] * f[1 * s];
   vdot[57 * s] = a0 + a3 + a6 + a22 - a25 - a28 - a34 - T(2.0f) * a35 - a37 + a38 - a76 - a77 - a78 - a79 - a80 - a81 - a82 - a83 - a84 - a85 - a86 - a87 - a88 - a89 - a147;  // NO
+  WRFGPU_KPP_FENCE();
   vdot[58 * s] = -a0 + a4 + T(0.65f) * a5 + a7 + a20 - a22 + a25 + a28 - a29 + a30 + T(2.0f) * a35 - a36 + T(2.0f) * a37 - a40 + a41 - a43 + a45 + a70 - a72 + a73 - a74 + a75 + a76 + T(0.964f) * a77 + T(0.92f) * a78 + T(0.76f) * a79 + a80 + a81 + a82 + a83 + a84 + a85 + a86 + a87 + a88 + T(2.0f) * a89 + a147 - a148 + a153 + a154 + T(2.0f) * a155;  // NO2
+  WRFGPU_KPP_FENCE();
 }
 
 }  // inline namespace phys_<mode>

@@ -70,6 +70,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w45 = jvs[68 * s];
     T w53 = jvs[69 * s];
     T w58 = jvs[70 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w6 / jvs[33 * s];
     w6 = -a;
     w45 = w45 + a * jvs[34 * s];
@@ -91,9 +92,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w21 = jvs[81 * s];
     T w52 = jvs[82 * s];
     T w53 = jvs[83 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
@@ -122,10 +125,12 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[101 * s];
     T w53 = jvs[102 * s];
     T w58 = jvs[103 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w14 / jvs[52 * s];
     w14 = -a;
     w53 = w53 + a * jvs[53 * s];
     w58 = w58 + a * jvs[54 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
@@ -162,6 +167,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[117 * s];
     T w54 = jvs[118 * s];
     T w57 = jvs[119 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
@@ -205,6 +211,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[153 * s];
     T w54 = jvs[154 * s];
     T w58 = jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
@@ -235,9 +242,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[167 * s];
     T w55 = jvs[168 * s];
     T w57 = jvs[169 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
@@ -270,6 +279,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[184 * s];
     T w54 = jvs[185 * s];
     T w57 = jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
@@ -291,6 +301,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[191 * s];
     T w54 = jvs[192 * s];
     T w57 = jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
@@ -315,11 +326,13 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[201 * s];
     T w54 = jvs[202 * s];
     T w57 = jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
@@ -351,21 +364,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[213 * s];
     T w54 = jvs[214 * s];
     T w57 = jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
@@ -400,16 +417,20 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[226 * s];
     T w57 = jvs[227 * s];
     T w58 = jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w7 / jvs[35 * s];
     w7 = -a;
     w52 = w52 + a * jvs[36 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w8 / jvs[37 * s];
     w8 = -a;
     w52 = w52 + a * jvs[38 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
@@ -441,6 +462,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[235 * s];
     T w54 = jvs[236 * s];
     T w57 = jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
@@ -466,6 +488,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[242 * s];
     T w54 = jvs[243 * s];
     T w57 = jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w7 / jvs[35 * s];
     w7 = -a;
     w52 = w52 + a * jvs[36 * s];
@@ -502,6 +525,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[264 * s];
     T w57 = jvs[265 * s];
     T w58 = jvs[266 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -510,6 +534,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -517,6 +542,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -524,6 +550,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -533,6 +560,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -543,6 +571,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -552,6 +581,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -616,39 +646,47 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[295 * s];
     T w57 = jvs[296 * s];
     T w58 = jvs[297 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -658,6 +696,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -666,6 +705,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -673,6 +713,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -680,6 +721,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -689,6 +731,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -698,6 +741,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -708,6 +752,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -717,6 +762,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -766,6 +812,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[302 * s];
     T w54 = jvs[303 * s];
     T w57 = jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w8 / jvs[37 * s];
     w8 = -a;
     w52 = w52 + a * jvs[38 * s];
@@ -793,14 +840,17 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[315 * s];
     T w57 = jvs[316 * s];
     T w58 = jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w11 / jvs[43 * s];
     w11 = -a;
     w44 = w44 + a * jvs[44 * s];
     w58 = w58 + a * jvs[45 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -810,6 +860,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -817,6 +868,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -852,26 +904,31 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[326 * s];
     T w57 = jvs[327 * s];
     T w58 = jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w18 / jvs[67 * s];
     w18 = -a;
     w45 = w45 + a * jvs[68 * s];
     w53 = w53 + a * jvs[69 * s];
     w58 = w58 + a * jvs[70 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
@@ -906,6 +963,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w55 = jvs[340 * s];
     T w57 = jvs[341 * s];
     T w58 = jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -914,6 +972,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -923,6 +982,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -930,6 +990,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -937,6 +998,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -987,24 +1049,29 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[365 * s];
     T w57 = jvs[366 * s];
     T w58 = jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -1014,6 +1081,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -1023,6 +1091,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -1032,6 +1101,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1039,6 +1109,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -1055,6 +1126,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1062,6 +1134,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -1071,6 +1144,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1078,6 +1152,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -1127,11 +1202,13 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[375 * s];
     T w57 = jvs[376 * s];
     T w58 = jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1168,6 +1245,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w55 = jvs[390 * s];
     T w57 = jvs[391 * s];
     T w58 = jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -1181,6 +1259,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1188,6 +1267,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1195,6 +1275,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1202,6 +1283,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -1212,6 +1294,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -1282,41 +1365,51 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[432 * s];
     T w57 = jvs[433 * s];
     T w58 = jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w4 / jvs[29 * s];
     w4 = -a;
     w52 = w52 + a * jvs[30 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w13 / jvs[49 * s];
     w13 = -a;
     w50 = w50 + a * jvs[50 * s];
     w52 = w52 + a * jvs[51 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w25 / jvs[105 * s];
     w25 = -a;
     w26 = w26 + a * jvs[106 * s];
@@ -1333,21 +1426,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[117 * s];
     w54 = w54 + a * jvs[118 * s];
     w57 = w57 + a * jvs[119 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -1357,6 +1454,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -1366,6 +1464,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -1374,6 +1473,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -1385,6 +1485,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -1392,6 +1493,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -1399,6 +1501,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -1408,6 +1511,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -1417,6 +1521,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -1427,6 +1532,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -1436,6 +1542,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1443,6 +1550,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -1459,6 +1567,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -1475,6 +1584,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1482,6 +1592,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -1491,6 +1602,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1498,6 +1610,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -1508,6 +1621,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -1521,6 +1635,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -1530,6 +1645,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -1615,37 +1731,44 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[461 * s];
     T w57 = jvs[462 * s];
     T w58 = jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w16 / jvs[57 * s];
     w16 = -a;
     w27 = w27 + a * jvs[58 * s];
     w28 = w28 + a * jvs[59 * s];
     w45 = w45 + a * jvs[60 * s];
     w52 = w52 + a * jvs[61 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w17 / jvs[62 * s];
     w17 = -a;
     w50 = w50 + a * jvs[63 * s];
     w52 = w52 + a * jvs[64 * s];
     w54 = w54 + a * jvs[65 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -1654,6 +1777,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -1661,6 +1785,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -1668,6 +1793,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -1677,6 +1803,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -1686,6 +1813,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -1696,6 +1824,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -1705,6 +1834,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1712,6 +1842,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1719,6 +1850,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -1728,6 +1860,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1735,6 +1868,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -1748,6 +1882,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -1757,6 +1892,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -1767,6 +1903,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -1857,73 +1994,91 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[508 * s];
     T w57 = jvs[509 * s];
     T w58 = jvs[510 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w4 / jvs[29 * s];
     w4 = -a;
     w52 = w52 + a * jvs[30 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w5 / jvs[31 * s];
     w5 = -a;
     w52 = w52 + a * jvs[32 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w6 / jvs[33 * s];
     w6 = -a;
     w45 = w45 + a * jvs[34 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w7 / jvs[35 * s];
     w7 = -a;
     w52 = w52 + a * jvs[36 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w8 / jvs[37 * s];
     w8 = -a;
     w52 = w52 + a * jvs[38 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w12 / jvs[46 * s];
     w12 = -a;
     w52 = w52 + a * jvs[47 * s];
     w57 = w57 + a * jvs[48 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w13 / jvs[49 * s];
     w13 = -a;
     w50 = w50 + a * jvs[50 * s];
     w52 = w52 + a * jvs[51 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w16 / jvs[57 * s];
     w16 = -a;
     w27 = w27 + a * jvs[58 * s];
     w28 = w28 + a * jvs[59 * s];
     w45 = w45 + a * jvs[60 * s];
     w52 = w52 + a * jvs[61 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w17 / jvs[62 * s];
     w17 = -a;
     w50 = w50 + a * jvs[63 * s];
     w52 = w52 + a * jvs[64 * s];
     w54 = w54 + a * jvs[65 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w24 / jvs[94 * s];
     w24 = -a;
     w29 = w29 + a * jvs[95 * s];
@@ -1935,6 +2090,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[101 * s];
     w53 = w53 + a * jvs[102 * s];
     w58 = w58 + a * jvs[103 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w25 / jvs[105 * s];
     w25 = -a;
     w26 = w26 + a * jvs[106 * s];
@@ -1951,21 +2107,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[117 * s];
     w54 = w54 + a * jvs[118 * s];
     w57 = w57 + a * jvs[119 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -1975,6 +2135,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -1984,6 +2145,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -1997,6 +2159,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -2008,6 +2171,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -2015,6 +2179,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -2022,6 +2187,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -2029,6 +2195,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -2045,6 +2212,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -2061,6 +2229,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2068,6 +2237,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2077,6 +2247,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2084,6 +2255,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -2094,6 +2266,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -2107,6 +2280,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2116,6 +2290,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2126,6 +2301,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2136,6 +2312,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2226,29 +2403,35 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[538 * s];
     T w57 = jvs[539 * s];
     T w58 = jvs[540 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w14 / jvs[52 * s];
     w14 = -a;
     w53 = w53 + a * jvs[53 * s];
     w58 = w58 + a * jvs[54 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w24 / jvs[94 * s];
     w24 = -a;
     w29 = w29 + a * jvs[95 * s];
@@ -2260,21 +2443,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[101 * s];
     w53 = w53 + a * jvs[102 * s];
     w58 = w58 + a * jvs[103 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -2284,6 +2471,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -2293,6 +2481,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -2304,6 +2493,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -2311,6 +2501,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -2318,6 +2509,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -2334,6 +2526,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2341,6 +2534,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2350,6 +2544,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2357,6 +2552,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -2370,6 +2566,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2379,6 +2576,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2389,6 +2587,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2399,6 +2598,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2408,6 +2608,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -2478,16 +2679,19 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[566 * s];
     T w57 = jvs[567 * s];
     T w58 = jvs[568 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w17 / jvs[62 * s];
     w17 = -a;
     w50 = w50 + a * jvs[63 * s];
     w52 = w52 + a * jvs[64 * s];
     w54 = w54 + a * jvs[65 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -2496,6 +2700,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -2509,6 +2714,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -2520,6 +2726,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -2527,6 +2734,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -2534,6 +2742,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -2543,6 +2752,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -2552,6 +2762,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -2562,6 +2773,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -2571,6 +2783,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -2578,6 +2791,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2585,6 +2799,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2594,6 +2809,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2601,6 +2817,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -2611,6 +2828,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -2624,6 +2842,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2633,6 +2852,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2643,6 +2863,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2653,6 +2874,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2662,6 +2884,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -2670,6 +2893,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -2726,9 +2950,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[583 * s];
     T w57 = jvs[584 * s];
     T w58 = jvs[585 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -2745,6 +2971,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2752,6 +2979,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2761,6 +2989,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2768,6 +2997,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -2778,6 +3008,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2787,6 +3018,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2797,6 +3029,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2807,6 +3040,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2816,6 +3050,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -2824,6 +3059,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -2831,6 +3067,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
@@ -2874,9 +3111,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[599 * s];
     T w57 = jvs[600 * s];
     T w58 = jvs[601 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w5 / jvs[31 * s];
     w5 = -a;
     w52 = w52 + a * jvs[32 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -2890,6 +3129,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -2897,6 +3137,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2904,6 +3145,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2911,6 +3153,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -2921,6 +3164,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2930,6 +3174,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2940,6 +3185,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2949,6 +3195,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -2957,6 +3204,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -2964,12 +3212,14 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
     w56 = w56 + a * jvs[566 * s];
     w57 = w57 + a * jvs[567 * s];
     w58 = w58 + a * jvs[568 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w55 / jvs[582 * s];
     w55 = -a;
     w56 = w56 + a * jvs[583 * s];
@@ -3018,15 +3268,18 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[622 * s];
     T w57 = jvs[623 * s];
     T w58 = jvs[624 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w12 / jvs[46 * s];
     w12 = -a;
     w52 = w52 + a * jvs[47 * s];
     w57 = w57 + a * jvs[48 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w18 / jvs[67 * s];
     w18 = -a;
     w45 = w45 + a * jvs[68 * s];
     w53 = w53 + a * jvs[69 * s];
     w58 = w58 + a * jvs[70 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -3034,6 +3287,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -3041,6 +3295,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -3050,6 +3305,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -3059,6 +3315,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -3069,6 +3326,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -3078,6 +3336,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -3085,6 +3344,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -3092,6 +3352,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -3101,6 +3362,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -3108,6 +3370,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -3117,6 +3380,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -3127,6 +3391,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -3137,6 +3402,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -3146,6 +3412,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -3154,6 +3421,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -3161,17 +3429,20 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
     w56 = w56 + a * jvs[566 * s];
     w57 = w57 + a * jvs[567 * s];
     w58 = w58 + a * jvs[568 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w55 / jvs[582 * s];
     w55 = -a;
     w56 = w56 + a * jvs[583 * s];
     w57 = w57 + a * jvs[584 * s];
     w58 = w58 + a * jvs[585 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w56 / jvs[599 * s];
     w56 = -a;
     w57 = w57 + a * jvs[600 * s];
@@ -3237,29 +3508,35 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[656 * s];
     T w57 = jvs[657 * s];
     T w58 = jvs[658 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w11 / jvs[43 * s];
     w11 = -a;
     w44 = w44 + a * jvs[44 * s];
     w58 = w58 + a * jvs[45 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w14 / jvs[52 * s];
     w14 = -a;
     w53 = w53 + a * jvs[53 * s];
     w58 = w58 + a * jvs[54 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w18 / jvs[67 * s];
     w18 = -a;
     w45 = w45 + a * jvs[68 * s];
     w53 = w53 + a * jvs[69 * s];
     w58 = w58 + a * jvs[70 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w24 / jvs[94 * s];
     w24 = -a;
     w29 = w29 + a * jvs[95 * s];
@@ -3271,6 +3548,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[101 * s];
     w53 = w53 + a * jvs[102 * s];
     w58 = w58 + a * jvs[103 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -3280,6 +3558,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -3289,6 +3568,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -3297,6 +3577,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -3308,6 +3589,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -3315,6 +3597,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -3322,6 +3605,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -3331,6 +3615,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -3340,6 +3625,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -3350,6 +3636,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -3359,6 +3646,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -3366,6 +3654,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -3382,6 +3671,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -3389,6 +3679,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -3398,6 +3689,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -3405,6 +3697,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -3415,6 +3708,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -3428,6 +3722,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -3437,6 +3732,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -3447,6 +3743,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -3457,6 +3754,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -3466,6 +3764,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -3474,6 +3773,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -3481,21 +3781,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
     w56 = w56 + a * jvs[566 * s];
     w57 = w57 + a * jvs[567 * s];
     w58 = w58 + a * jvs[568 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w55 / jvs[582 * s];
     w55 = -a;
     w56 = w56 + a * jvs[583 * s];
     w57 = w57 + a * jvs[584 * s];
     w58 = w58 + a * jvs[585 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w56 / jvs[599 * s];
     w56 = -a;
     w57 = w57 + a * jvs[600 * s];
     w58 = w58 + a * jvs[601 * s];
+    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
     a = -w57 / jvs[623 * s];
     w57 = -a;
     w58 = w58 + a * jvs[624 * s];

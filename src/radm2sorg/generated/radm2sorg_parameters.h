@@ -19,6 +19,18 @@
 #define WRFGPU_KPP_BIG inline
 #endif
 #endif
+// WRFGPU_KPP_FENCE: a compiler barrier (no instruction) between the steps of the generated
+// straight-line code on the GPU. Without it the compiler hoists the loads of later steps
+// into the current one (a register held for each), and a lane-per-cell kernel at 255
+// registers spills: kpp_decomp alone made 10 KB of spill loads per call in double
+// (docs/radm2sorg.md, "Spill-free generated code"). The CPU build needs none.
+#ifndef WRFGPU_KPP_FENCE
+#if defined(__CUDA_ARCH__)
+#define WRFGPU_KPP_FENCE() asm volatile("" ::: "memory")
+#else
+#define WRFGPU_KPP_FENCE() ((void)0)
+#endif
+#endif
 
 namespace wrfgpu {
 namespace kpp_radm2sorg {
