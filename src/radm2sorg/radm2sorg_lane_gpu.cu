@@ -71,9 +71,10 @@ __device__ void store_cell(std::size_t c, std::size_t ncell, const T* y, T* cell
 // 4 blocks (16 warps) per SM: 128 registers. The generated functions are spill-free at 255
 // registers and spill little at 128 (WRFGPU_KPP_FENCE, radm2sorg_parameters.h); the extra warps
 // hide more of the latency of the lanes' loads: 5-7% faster than 2 blocks per SM from 446,250
-// cells (H200), where 3 blocks are as fast and 6 (80 registers, spilling again) slower. Before
-// the fences, 3 and 4 blocks spilled more and were 8% and 18% slower (docs/radm2sorg.md,
-// "Spill-free generated code").
+// cells on an H200, where 3 blocks are as fast and 6 (80 registers, spilling again) slower. On
+// an H100 (less DRAM bandwidth for the extra warps' traffic) 4 blocks are 2-4% slower in the
+// kernel and not slower end to end, 3 blocks as fast as 2. Before the fences, 3 and 4 blocks
+// spilled more and were 8% and 18% slower (docs/radm2sorg.md, "Spill-free generated code").
 template <class T>
 __global__ void __launch_bounds__(kLaneThreads, 4)
     radm2sorg_lane_kernel(CellOptions opt, std::size_t ncell, T* __restrict__ cells,
