@@ -21,7 +21,7 @@ constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // a cell's r
 constexpr double kLaneMinCellsPerLane = 2.0;
 
 // Warps to launch for ncell cells: as many as are resident at once on the device, at most one
-// per 32 cells. Each needs lane_scratch_values(warps) values of T of device scratch.
+// per 64 cells (at least two cells per lane). Each needs lane_scratch_values(warps) values of T of device scratch.
 template <class T>
 int lane_warps(std::size_t ncell);
 template <class T>

@@ -1270,7 +1270,8 @@ class Gen:
              "// kpp_decomp: sparse LU factorisation without pivoting, in place (KPP %s_KppDecomp as" % m.model,
              "// unrolled by WRF chem/KPP/util/write_decomp: W(:) holds row k; a = -W(j)/JVS(diag j);",
              "// W(j) = -a; W(c) = W(c) + a*JVS(jj)). Returns 0, or k+1 when |JVS(diag k)| < TINY",
-             "// before row k is eliminated (as KPP checks it).",
+             "// before row k is eliminated (as KPP checks it). A fence before each elimination step: its",
+             "// loads are not started before the previous step's (WRFGPU_KPP_FENCE).",
              "template <class T>",
              "WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {",
              "  T a;"]
@@ -1287,7 +1288,7 @@ class Gen:
                 o.append("    T w%d = jvs[%d * s];" % (c, kk))
             for kk in elim:
                 j = icol[kk]
-                o.append("    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's")
+                o.append("    WRFGPU_KPP_FENCE();")
                 o.append("    a = -w%d / jvs[%d * s];" % (j, diag[j]))
                 o.append("    w%d = -a;" % j)
                 for jj in range(diag[j] + 1, crow[j + 1]):

@@ -22,7 +22,8 @@ template <> struct KppTiny<float> { static constexpr float value = FLT_MIN; };
 // kpp_decomp: sparse LU factorisation without pivoting, in place (KPP radm2sorg_KppDecomp as
 // unrolled by WRF chem/KPP/util/write_decomp: W(:) holds row k; a = -W(j)/JVS(diag j);
 // W(j) = -a; W(c) = W(c) + a*JVS(jj)). Returns 0, or k+1 when |JVS(diag k)| < TINY
-// before row k is eliminated (as KPP checks it).
+// before row k is eliminated (as KPP checks it). A fence before each elimination step: its
+// loads are not started before the previous step's (WRFGPU_KPP_FENCE).
 template <class T>
 WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
   T a;
@@ -70,7 +71,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w45 = jvs[68 * s];
     T w53 = jvs[69 * s];
     T w58 = jvs[70 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w6 / jvs[33 * s];
     w6 = -a;
     w45 = w45 + a * jvs[34 * s];
@@ -92,11 +93,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w21 = jvs[81 * s];
     T w52 = jvs[82 * s];
     T w53 = jvs[83 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
@@ -125,12 +126,12 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[101 * s];
     T w53 = jvs[102 * s];
     T w58 = jvs[103 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w14 / jvs[52 * s];
     w14 = -a;
     w53 = w53 + a * jvs[53 * s];
     w58 = w58 + a * jvs[54 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
@@ -167,7 +168,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[117 * s];
     T w54 = jvs[118 * s];
     T w57 = jvs[119 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
@@ -211,7 +212,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[153 * s];
     T w54 = jvs[154 * s];
     T w58 = jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
@@ -242,11 +243,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[167 * s];
     T w55 = jvs[168 * s];
     T w57 = jvs[169 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
@@ -279,7 +280,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[184 * s];
     T w54 = jvs[185 * s];
     T w57 = jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
@@ -301,7 +302,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[191 * s];
     T w54 = jvs[192 * s];
     T w57 = jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
@@ -326,13 +327,13 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[201 * s];
     T w54 = jvs[202 * s];
     T w57 = jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
@@ -364,25 +365,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[213 * s];
     T w54 = jvs[214 * s];
     T w57 = jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
@@ -417,20 +418,20 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[226 * s];
     T w57 = jvs[227 * s];
     T w58 = jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w7 / jvs[35 * s];
     w7 = -a;
     w52 = w52 + a * jvs[36 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w8 / jvs[37 * s];
     w8 = -a;
     w52 = w52 + a * jvs[38 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
@@ -462,7 +463,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[235 * s];
     T w54 = jvs[236 * s];
     T w57 = jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
@@ -488,7 +489,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[242 * s];
     T w54 = jvs[243 * s];
     T w57 = jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w7 / jvs[35 * s];
     w7 = -a;
     w52 = w52 + a * jvs[36 * s];
@@ -525,7 +526,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[264 * s];
     T w57 = jvs[265 * s];
     T w58 = jvs[266 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -534,7 +535,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -542,7 +543,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -550,7 +551,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -560,7 +561,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -571,7 +572,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -581,7 +582,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -646,47 +647,47 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[295 * s];
     T w57 = jvs[296 * s];
     T w58 = jvs[297 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -696,7 +697,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -705,7 +706,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -713,7 +714,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -721,7 +722,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -731,7 +732,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -741,7 +742,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -752,7 +753,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -762,7 +763,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -812,7 +813,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w52 = jvs[302 * s];
     T w54 = jvs[303 * s];
     T w57 = jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w8 / jvs[37 * s];
     w8 = -a;
     w52 = w52 + a * jvs[38 * s];
@@ -840,17 +841,17 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[315 * s];
     T w57 = jvs[316 * s];
     T w58 = jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w11 / jvs[43 * s];
     w11 = -a;
     w44 = w44 + a * jvs[44 * s];
     w58 = w58 + a * jvs[45 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -860,7 +861,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -868,7 +869,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -904,31 +905,31 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w53 = jvs[326 * s];
     T w57 = jvs[327 * s];
     T w58 = jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w18 / jvs[67 * s];
     w18 = -a;
     w45 = w45 + a * jvs[68 * s];
     w53 = w53 + a * jvs[69 * s];
     w58 = w58 + a * jvs[70 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
@@ -963,7 +964,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w55 = jvs[340 * s];
     T w57 = jvs[341 * s];
     T w58 = jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -972,7 +973,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -982,7 +983,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -990,7 +991,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -998,7 +999,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1049,29 +1050,29 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[365 * s];
     T w57 = jvs[366 * s];
     T w58 = jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -1081,7 +1082,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -1091,7 +1092,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -1101,7 +1102,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1109,7 +1110,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -1126,7 +1127,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1134,7 +1135,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -1144,7 +1145,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1152,7 +1153,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -1202,13 +1203,13 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w54 = jvs[375 * s];
     T w57 = jvs[376 * s];
     T w58 = jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1245,7 +1246,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w55 = jvs[390 * s];
     T w57 = jvs[391 * s];
     T w58 = jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -1259,7 +1260,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1267,7 +1268,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1275,7 +1276,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1283,7 +1284,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -1294,7 +1295,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -1365,51 +1366,51 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[432 * s];
     T w57 = jvs[433 * s];
     T w58 = jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w4 / jvs[29 * s];
     w4 = -a;
     w52 = w52 + a * jvs[30 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w13 / jvs[49 * s];
     w13 = -a;
     w50 = w50 + a * jvs[50 * s];
     w52 = w52 + a * jvs[51 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w25 / jvs[105 * s];
     w25 = -a;
     w26 = w26 + a * jvs[106 * s];
@@ -1426,25 +1427,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[117 * s];
     w54 = w54 + a * jvs[118 * s];
     w57 = w57 + a * jvs[119 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -1454,7 +1455,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -1464,7 +1465,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -1473,7 +1474,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -1485,7 +1486,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -1493,7 +1494,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -1501,7 +1502,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -1511,7 +1512,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -1521,7 +1522,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -1532,7 +1533,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -1542,7 +1543,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1550,7 +1551,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -1567,7 +1568,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -1584,7 +1585,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1592,7 +1593,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -1602,7 +1603,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1610,7 +1611,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -1621,7 +1622,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -1635,7 +1636,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -1645,7 +1646,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -1731,44 +1732,44 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[461 * s];
     T w57 = jvs[462 * s];
     T w58 = jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w16 / jvs[57 * s];
     w16 = -a;
     w27 = w27 + a * jvs[58 * s];
     w28 = w28 + a * jvs[59 * s];
     w45 = w45 + a * jvs[60 * s];
     w52 = w52 + a * jvs[61 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w17 / jvs[62 * s];
     w17 = -a;
     w50 = w50 + a * jvs[63 * s];
     w52 = w52 + a * jvs[64 * s];
     w54 = w54 + a * jvs[65 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -1777,7 +1778,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -1785,7 +1786,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -1793,7 +1794,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -1803,7 +1804,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -1813,7 +1814,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -1824,7 +1825,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -1834,7 +1835,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -1842,7 +1843,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -1850,7 +1851,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -1860,7 +1861,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -1868,7 +1869,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -1882,7 +1883,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -1892,7 +1893,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -1903,7 +1904,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -1994,91 +1995,91 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[508 * s];
     T w57 = jvs[509 * s];
     T w58 = jvs[510 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w4 / jvs[29 * s];
     w4 = -a;
     w52 = w52 + a * jvs[30 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w5 / jvs[31 * s];
     w5 = -a;
     w52 = w52 + a * jvs[32 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w6 / jvs[33 * s];
     w6 = -a;
     w45 = w45 + a * jvs[34 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w7 / jvs[35 * s];
     w7 = -a;
     w52 = w52 + a * jvs[36 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w8 / jvs[37 * s];
     w8 = -a;
     w52 = w52 + a * jvs[38 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w9 / jvs[39 * s];
     w9 = -a;
     w52 = w52 + a * jvs[40 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w10 / jvs[41 * s];
     w10 = -a;
     w52 = w52 + a * jvs[42 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w12 / jvs[46 * s];
     w12 = -a;
     w52 = w52 + a * jvs[47 * s];
     w57 = w57 + a * jvs[48 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w13 / jvs[49 * s];
     w13 = -a;
     w50 = w50 + a * jvs[50 * s];
     w52 = w52 + a * jvs[51 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w16 / jvs[57 * s];
     w16 = -a;
     w27 = w27 + a * jvs[58 * s];
     w28 = w28 + a * jvs[59 * s];
     w45 = w45 + a * jvs[60 * s];
     w52 = w52 + a * jvs[61 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w17 / jvs[62 * s];
     w17 = -a;
     w50 = w50 + a * jvs[63 * s];
     w52 = w52 + a * jvs[64 * s];
     w54 = w54 + a * jvs[65 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w20 / jvs[75 * s];
     w20 = -a;
     w50 = w50 + a * jvs[76 * s];
     w51 = w51 + a * jvs[77 * s];
     w52 = w52 + a * jvs[78 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w24 / jvs[94 * s];
     w24 = -a;
     w29 = w29 + a * jvs[95 * s];
@@ -2090,7 +2091,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[101 * s];
     w53 = w53 + a * jvs[102 * s];
     w58 = w58 + a * jvs[103 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w25 / jvs[105 * s];
     w25 = -a;
     w26 = w26 + a * jvs[106 * s];
@@ -2107,25 +2108,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[117 * s];
     w54 = w54 + a * jvs[118 * s];
     w57 = w57 + a * jvs[119 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -2135,7 +2136,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -2145,7 +2146,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -2159,7 +2160,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -2171,7 +2172,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -2179,7 +2180,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -2187,7 +2188,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -2195,7 +2196,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -2212,7 +2213,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -2229,7 +2230,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2237,7 +2238,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2247,7 +2248,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2255,7 +2256,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -2266,7 +2267,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -2280,7 +2281,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2290,7 +2291,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2301,7 +2302,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2312,7 +2313,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2403,35 +2404,35 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[538 * s];
     T w57 = jvs[539 * s];
     T w58 = jvs[540 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w14 / jvs[52 * s];
     w14 = -a;
     w53 = w53 + a * jvs[53 * s];
     w58 = w58 + a * jvs[54 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w21 / jvs[81 * s];
     w21 = -a;
     w52 = w52 + a * jvs[82 * s];
     w53 = w53 + a * jvs[83 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w23 / jvs[88 * s];
     w23 = -a;
     w45 = w45 + a * jvs[89 * s];
     w52 = w52 + a * jvs[90 * s];
     w53 = w53 + a * jvs[91 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w24 / jvs[94 * s];
     w24 = -a;
     w29 = w29 + a * jvs[95 * s];
@@ -2443,25 +2444,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[101 * s];
     w53 = w53 + a * jvs[102 * s];
     w58 = w58 + a * jvs[103 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w26 / jvs[120 * s];
     w26 = -a;
     w45 = w45 + a * jvs[121 * s];
     w52 = w52 + a * jvs[122 * s];
     w53 = w53 + a * jvs[123 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w27 / jvs[124 * s];
     w27 = -a;
     w45 = w45 + a * jvs[125 * s];
     w52 = w52 + a * jvs[126 * s];
     w53 = w53 + a * jvs[127 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w28 / jvs[128 * s];
     w28 = -a;
     w45 = w45 + a * jvs[129 * s];
     w52 = w52 + a * jvs[130 * s];
     w53 = w53 + a * jvs[131 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -2471,7 +2472,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -2481,7 +2482,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -2493,7 +2494,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -2501,7 +2502,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -2509,7 +2510,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -2526,7 +2527,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2534,7 +2535,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2544,7 +2545,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2552,7 +2553,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -2566,7 +2567,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2576,7 +2577,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2587,7 +2588,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2598,7 +2599,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2608,7 +2609,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -2679,19 +2680,19 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[566 * s];
     T w57 = jvs[567 * s];
     T w58 = jvs[568 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w17 / jvs[62 * s];
     w17 = -a;
     w50 = w50 + a * jvs[63 * s];
     w52 = w52 + a * jvs[64 * s];
     w54 = w54 + a * jvs[65 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -2700,7 +2701,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -2714,7 +2715,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -2726,7 +2727,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -2734,7 +2735,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -2742,7 +2743,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -2752,7 +2753,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -2762,7 +2763,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -2773,7 +2774,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -2783,7 +2784,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -2791,7 +2792,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2799,7 +2800,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2809,7 +2810,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2817,7 +2818,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -2828,7 +2829,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -2842,7 +2843,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -2852,7 +2853,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -2863,7 +2864,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -2874,7 +2875,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -2884,7 +2885,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -2893,7 +2894,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -2950,11 +2951,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[583 * s];
     T w57 = jvs[584 * s];
     T w58 = jvs[585 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w15 / jvs[55 * s];
     w15 = -a;
     w52 = w52 + a * jvs[56 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w41 / jvs[252 * s];
     w41 = -a;
     w43 = w43 + a * jvs[253 * s];
@@ -2971,7 +2972,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[264 * s];
     w57 = w57 + a * jvs[265 * s];
     w58 = w58 + a * jvs[266 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -2979,7 +2980,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -2989,7 +2990,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -2997,7 +2998,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -3008,7 +3009,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -3018,7 +3019,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -3029,7 +3030,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -3040,7 +3041,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -3050,7 +3051,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -3059,7 +3060,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -3067,7 +3068,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
@@ -3111,11 +3112,11 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[599 * s];
     T w57 = jvs[600 * s];
     T w58 = jvs[601 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w5 / jvs[31 * s];
     w5 = -a;
     w52 = w52 + a * jvs[32 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w32 / jvs[158 * s];
     w32 = -a;
     w40 = w40 + a * jvs[159 * s];
@@ -3129,7 +3130,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[167 * s];
     w55 = w55 + a * jvs[168 * s];
     w57 = w57 + a * jvs[169 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -3137,7 +3138,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -3145,7 +3146,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -3153,7 +3154,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -3164,7 +3165,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -3174,7 +3175,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -3185,7 +3186,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -3195,7 +3196,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -3204,7 +3205,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -3212,14 +3213,14 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
     w56 = w56 + a * jvs[566 * s];
     w57 = w57 + a * jvs[567 * s];
     w58 = w58 + a * jvs[568 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w55 / jvs[582 * s];
     w55 = -a;
     w56 = w56 + a * jvs[583 * s];
@@ -3268,18 +3269,18 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[622 * s];
     T w57 = jvs[623 * s];
     T w58 = jvs[624 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w12 / jvs[46 * s];
     w12 = -a;
     w52 = w52 + a * jvs[47 * s];
     w57 = w57 + a * jvs[48 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w18 / jvs[67 * s];
     w18 = -a;
     w45 = w45 + a * jvs[68 * s];
     w53 = w53 + a * jvs[69 * s];
     w58 = w58 + a * jvs[70 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -3287,7 +3288,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -3295,7 +3296,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -3305,7 +3306,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -3315,7 +3316,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -3326,7 +3327,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -3336,7 +3337,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -3344,7 +3345,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -3352,7 +3353,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -3362,7 +3363,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -3370,7 +3371,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -3380,7 +3381,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -3391,7 +3392,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -3402,7 +3403,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -3412,7 +3413,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -3421,7 +3422,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -3429,20 +3430,20 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
     w56 = w56 + a * jvs[566 * s];
     w57 = w57 + a * jvs[567 * s];
     w58 = w58 + a * jvs[568 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w55 / jvs[582 * s];
     w55 = -a;
     w56 = w56 + a * jvs[583 * s];
     w57 = w57 + a * jvs[584 * s];
     w58 = w58 + a * jvs[585 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w56 / jvs[599 * s];
     w56 = -a;
     w57 = w57 + a * jvs[600 * s];
@@ -3508,35 +3509,35 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     T w56 = jvs[656 * s];
     T w57 = jvs[657 * s];
     T w58 = jvs[658 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w11 / jvs[43 * s];
     w11 = -a;
     w44 = w44 + a * jvs[44 * s];
     w58 = w58 + a * jvs[45 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w14 / jvs[52 * s];
     w14 = -a;
     w53 = w53 + a * jvs[53 * s];
     w58 = w58 + a * jvs[54 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w18 / jvs[67 * s];
     w18 = -a;
     w45 = w45 + a * jvs[68 * s];
     w53 = w53 + a * jvs[69 * s];
     w58 = w58 + a * jvs[70 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w19 / jvs[71 * s];
     w19 = -a;
     w50 = w50 + a * jvs[72 * s];
     w52 = w52 + a * jvs[73 * s];
     w58 = w58 + a * jvs[74 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w22 / jvs[84 * s];
     w22 = -a;
     w52 = w52 + a * jvs[85 * s];
     w54 = w54 + a * jvs[86 * s];
     w58 = w58 + a * jvs[87 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w24 / jvs[94 * s];
     w24 = -a;
     w29 = w29 + a * jvs[95 * s];
@@ -3548,7 +3549,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[101 * s];
     w53 = w53 + a * jvs[102 * s];
     w58 = w58 + a * jvs[103 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w29 / jvs[132 * s];
     w29 = -a;
     w34 = w34 + a * jvs[133 * s];
@@ -3558,7 +3559,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[137 * s];
     w54 = w54 + a * jvs[138 * s];
     w57 = w57 + a * jvs[139 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w30 / jvs[140 * s];
     w30 = -a;
     w34 = w34 + a * jvs[141 * s];
@@ -3568,7 +3569,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[145 * s];
     w54 = w54 + a * jvs[146 * s];
     w57 = w57 + a * jvs[147 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w31 / jvs[149 * s];
     w31 = -a;
     w50 = w50 + a * jvs[150 * s];
@@ -3577,7 +3578,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[153 * s];
     w54 = w54 + a * jvs[154 * s];
     w58 = w58 + a * jvs[155 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w33 / jvs[170 * s];
     w33 = -a;
     w34 = w34 + a * jvs[171 * s];
@@ -3589,7 +3590,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[177 * s];
     w54 = w54 + a * jvs[178 * s];
     w57 = w57 + a * jvs[179 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w34 / jvs[181 * s];
     w34 = -a;
     w50 = w50 + a * jvs[182 * s];
@@ -3597,7 +3598,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[184 * s];
     w54 = w54 + a * jvs[185 * s];
     w57 = w57 + a * jvs[186 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w35 / jvs[188 * s];
     w35 = -a;
     w50 = w50 + a * jvs[189 * s];
@@ -3605,7 +3606,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[191 * s];
     w54 = w54 + a * jvs[192 * s];
     w57 = w57 + a * jvs[193 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w36 / jvs[196 * s];
     w36 = -a;
     w45 = w45 + a * jvs[197 * s];
@@ -3615,7 +3616,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[201 * s];
     w54 = w54 + a * jvs[202 * s];
     w57 = w57 + a * jvs[203 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w37 / jvs[208 * s];
     w37 = -a;
     w45 = w45 + a * jvs[209 * s];
@@ -3625,7 +3626,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[213 * s];
     w54 = w54 + a * jvs[214 * s];
     w57 = w57 + a * jvs[215 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w38 / jvs[220 * s];
     w38 = -a;
     w44 = w44 + a * jvs[221 * s];
@@ -3636,7 +3637,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[226 * s];
     w57 = w57 + a * jvs[227 * s];
     w58 = w58 + a * jvs[228 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w39 / jvs[230 * s];
     w39 = -a;
     w45 = w45 + a * jvs[231 * s];
@@ -3646,7 +3647,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[235 * s];
     w54 = w54 + a * jvs[236 * s];
     w57 = w57 + a * jvs[237 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w40 / jvs[239 * s];
     w40 = -a;
     w50 = w50 + a * jvs[240 * s];
@@ -3654,7 +3655,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[242 * s];
     w54 = w54 + a * jvs[243 * s];
     w57 = w57 + a * jvs[244 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w42 / jvs[283 * s];
     w42 = -a;
     w43 = w43 + a * jvs[284 * s];
@@ -3671,7 +3672,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[295 * s];
     w57 = w57 + a * jvs[296 * s];
     w58 = w58 + a * jvs[297 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w43 / jvs[299 * s];
     w43 = -a;
     w50 = w50 + a * jvs[300 * s];
@@ -3679,7 +3680,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w52 = w52 + a * jvs[302 * s];
     w54 = w54 + a * jvs[303 * s];
     w57 = w57 + a * jvs[304 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w44 / jvs[310 * s];
     w44 = -a;
     w50 = w50 + a * jvs[311 * s];
@@ -3689,7 +3690,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[315 * s];
     w57 = w57 + a * jvs[316 * s];
     w58 = w58 + a * jvs[317 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w45 / jvs[323 * s];
     w45 = -a;
     w50 = w50 + a * jvs[324 * s];
@@ -3697,7 +3698,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w53 = w53 + a * jvs[326 * s];
     w57 = w57 + a * jvs[327 * s];
     w58 = w58 + a * jvs[328 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w46 / jvs[334 * s];
     w46 = -a;
     w50 = w50 + a * jvs[335 * s];
@@ -3708,7 +3709,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[340 * s];
     w57 = w57 + a * jvs[341 * s];
     w58 = w58 + a * jvs[342 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w47 / jvs[356 * s];
     w47 = -a;
     w48 = w48 + a * jvs[357 * s];
@@ -3722,7 +3723,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[365 * s];
     w57 = w57 + a * jvs[366 * s];
     w58 = w58 + a * jvs[367 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w48 / jvs[370 * s];
     w48 = -a;
     w50 = w50 + a * jvs[371 * s];
@@ -3732,7 +3733,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w54 = w54 + a * jvs[375 * s];
     w57 = w57 + a * jvs[376 * s];
     w58 = w58 + a * jvs[377 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w49 / jvs[384 * s];
     w49 = -a;
     w50 = w50 + a * jvs[385 * s];
@@ -3743,7 +3744,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w55 = w55 + a * jvs[390 * s];
     w57 = w57 + a * jvs[391 * s];
     w58 = w58 + a * jvs[392 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w50 / jvs[426 * s];
     w50 = -a;
     w51 = w51 + a * jvs[427 * s];
@@ -3754,7 +3755,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[432 * s];
     w57 = w57 + a * jvs[433 * s];
     w58 = w58 + a * jvs[434 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w51 / jvs[456 * s];
     w51 = -a;
     w52 = w52 + a * jvs[457 * s];
@@ -3764,7 +3765,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[461 * s];
     w57 = w57 + a * jvs[462 * s];
     w58 = w58 + a * jvs[463 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w52 / jvs[504 * s];
     w52 = -a;
     w53 = w53 + a * jvs[505 * s];
@@ -3773,7 +3774,7 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[508 * s];
     w57 = w57 + a * jvs[509 * s];
     w58 = w58 + a * jvs[510 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w53 / jvs[535 * s];
     w53 = -a;
     w54 = w54 + a * jvs[536 * s];
@@ -3781,25 +3782,25 @@ WRFGPU_KPP_BIG int kpp_decomp(T* jvs, std::ptrdiff_t s) {
     w56 = w56 + a * jvs[538 * s];
     w57 = w57 + a * jvs[539 * s];
     w58 = w58 + a * jvs[540 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w54 / jvs[564 * s];
     w54 = -a;
     w55 = w55 + a * jvs[565 * s];
     w56 = w56 + a * jvs[566 * s];
     w57 = w57 + a * jvs[567 * s];
     w58 = w58 + a * jvs[568 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w55 / jvs[582 * s];
     w55 = -a;
     w56 = w56 + a * jvs[583 * s];
     w57 = w57 + a * jvs[584 * s];
     w58 = w58 + a * jvs[585 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w56 / jvs[599 * s];
     w56 = -a;
     w57 = w57 + a * jvs[600 * s];
     w58 = w58 + a * jvs[601 * s];
-    WRFGPU_KPP_FENCE();  // this step's loads not before the last one's
+    WRFGPU_KPP_FENCE();
     a = -w57 / jvs[623 * s];
     w57 = -a;
     w58 = w58 + a * jvs[624 * s];
