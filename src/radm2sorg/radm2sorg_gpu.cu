@@ -8,7 +8,7 @@
 // call's), the counter walks the cells longest first, so that no slow cell starts last and the
 // call does not end on a tail of one or two busy warps. Chunks of many cells go to the
 // lane-per-cell kernel instead (radm2sorg_lane_gpu.cu: a lane per cell, the same records and
-// the same bits), which is faster from about 4 cells per resident lane.
+// the same bits), which is faster from about 1,000 cells per SM.
 // (The thread-per-cell kernel that came first, its arrays in global scratch with the cell
 // index innermost or outermost, is measured against this one in docs/radm2sorg.md and was
 // removed.)
@@ -290,9 +290,9 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   const kpp::TeamTables* tb = &device_team_tables();
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
   const TeamLaunch* cfg = &team_launch<T>(L);
-  // A lane per cell for chunks of many cells (kLaneMinCellsPerLane), else a warp per cell
+  // A lane per cell for chunks of many cells (kLaneMinCellsPerSm), else a warp per cell
   const bool lane = solver == GpuSolver::Lane ||
-                    (solver == GpuSolver::Auto && (double)chunk >= kLaneMinCellsPerLane * (double)lane_capacity<T>());
+                    (solver == GpuSolver::Auto && chunk >= lane_min_cells<T>());
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 

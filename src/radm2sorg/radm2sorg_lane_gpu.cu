@@ -68,15 +68,15 @@ __device__ void store_cell(std::size_t c, std::size_t ncell, const T* y, T* cell
   store_stats(stats, ncell, c, st);
 }
 
-// 4 blocks (16 warps) per SM: 128 registers. The generated functions are spill-free at 255
-// registers and spill little at 128 (WRFGPU_KPP_FENCE, radm2sorg_parameters.h); the extra warps
-// hide more of the latency of the lanes' loads: 5-7% faster than 2 blocks per SM from 446,250
-// cells on an H200, where 3 blocks are as fast and 6 (80 registers, spilling again) slower. On
-// an H100 (less DRAM bandwidth for the extra warps' traffic) 4 blocks are 2-4% slower in the
-// kernel and not slower end to end, 3 blocks as fast as 2. Before the fences, 3 and 4 blocks
-// spilled more and were 8% and 18% slower (docs/radm2sorg.md, "Spill-free generated code").
+// 3 blocks (12 warps) per SM: 168 registers. The generated functions are spill-free at 255
+// registers and spill little at 128 (WRFGPU_KPP_FENCE, radm2sorg_parameters.h); more warps hide
+// more of the latency of the lanes' loads but move more DRAM bytes (the L2 holds less of each
+// warp's working set). On an H100, the issue's device, 3 blocks were as fast as 2 and 3% faster
+// than 4 at CONUS size; on an H200 (more DRAM bandwidth) 3 and 4 blocks were 5-7% faster than 2,
+// 6 (80 registers, spilling again) slower. Before the fences, 3 and 4 blocks spilled more and
+// were 8% and 18% slower (docs/radm2sorg.md, "Spill-free generated code").
 template <class T>
-__global__ void __launch_bounds__(kLaneThreads, 4)
+__global__ void __launch_bounds__(kLaneThreads, 3)
     radm2sorg_lane_kernel(CellOptions opt, std::size_t ncell, T* __restrict__ cells,
                           int* __restrict__ stats, unsigned long long* __restrict__ next,
                           const unsigned* __restrict__ order, T* __restrict__ scratch) {
@@ -164,9 +164,8 @@ int lane_warps(std::size_t ncell) {
 }
 
 template <class T>
-std::size_t lane_capacity() {
-  const LaneLaunch& c = lane_launch<T>();
-  return (std::size_t)c.per_sm * c.nsm * kLaneThreads;
+std::size_t lane_min_cells() {
+  return (std::size_t)kLaneMinCellsPerSm * lane_launch<T>().nsm;
 }
 
 template <class T>
@@ -185,8 +184,8 @@ void launch_lane(const CellOptions& opt, std::size_t ncell, T* cells, int* stats
 
 template int lane_warps<double>(std::size_t);
 template int lane_warps<float>(std::size_t);
-template std::size_t lane_capacity<double>();
-template std::size_t lane_capacity<float>();
+template std::size_t lane_min_cells<double>();
+template std::size_t lane_min_cells<float>();
 template std::size_t lane_scratch_values<double>(int);
 template std::size_t lane_scratch_values<float>(int);
 template void launch_lane<double>(const CellOptions&, std::size_t, double*, int*,
