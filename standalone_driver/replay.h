@@ -79,6 +79,10 @@ class Replay {
   // GPU runs with the caller's arrays in page-locked memory (a host model that keeps its
   // state pinned): false when the kernel has no such path. Called before run().
   virtual bool set_host_locked(bool /*locked*/) { return false; }
+  // With set_host_locked(true): page-locked as inside WRF with wrf_patch, the grid state
+  // page-locked and solve_em's automatic (Registry i1) arrays pageable: false when the kernel
+  // reads no such array. Called before run().
+  virtual bool set_wrf_mix(bool /*mix*/) { return false; }
   // Single instead of double precision where the kernel computes in double by default
   // (RADM2SORG's Rosenbrock solver): false when it has no such option. Called before run().
   virtual bool set_single(bool /*single*/) { return false; }

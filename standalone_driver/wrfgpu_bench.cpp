@@ -198,13 +198,16 @@ int main(int argc, char** argv) {
       // where the kernel computes in double, each of them again in single precision.
       const bool has_single = rp->set_single(false);
       for (int prec = 0; prec < (has_single ? 2 : 1); ++prec)
-      for (int variant = 0; variant < 4; ++variant) {
-        // 0 gpu, 1 gpu-pl, 2 cpu, 3 gpu-wrf (through the WRF-array entry point, double only)
+      for (int variant = 0; variant < 5; ++variant) {
+        // 0 gpu, 1 gpu-pl, 2 cpu, 3 gpu-wrf (through the WRF-array entry point, double only),
+        // 4 gpu-mix (page-locked as inside WRF with wrf_patch: solve_em's automatic arrays not)
         const Backend b = variant == 2 ? Backend::Cpu : Backend::Gpu;
         if (b == Backend::Gpu && !gpu) continue;
         if (b == Backend::Cpu && no_cpu) continue;
-        if (!rp->set_host_locked(variant == 1) && variant == 1) continue;
+        const bool locked = variant == 1 || variant == 4;
+        if (!rp->set_host_locked(locked) && locked) continue;
         if (variant == 3 && (prec == 1 || !rp->set_wrf_arrays(true))) continue;
+        if (variant == 4 && (prec == 1 || !rp->set_wrf_mix(true))) { rp->set_host_locked(false); continue; }
         rp->set_single(prec == 1);
         int n = b == Backend::Gpu ? repeat : cpu_repeat;
         std::vector<PhaseTimes> ts;
@@ -223,9 +226,11 @@ int main(int argc, char** argv) {
         }
         n = (int)ts.size();
         rp->set_host_locked(false);
+        rp->set_wrf_mix(false);
         rp->set_single(false);
         rp->set_wrf_arrays(false);
-        const std::string be = std::string(variant == 1 ? "gpu-pl" : variant == 3 ? "gpu-wrf" : to_string(b)) +
+        const std::string be = std::string(variant == 1 ? "gpu-pl" : variant == 3 ? "gpu-wrf"
+                                           : variant == 4 ? "gpu-mix" : to_string(b)) +
                                (prec ? "-sp" : "");
         Row row{cd.kernel, cd.label, be, b == Backend::Gpu, prec == 1, median(ts), rp->work(), n};
         rows.push_back(row);
@@ -238,7 +243,7 @@ int main(int argc, char** argv) {
     }
 
     if (rows.empty()) throw RuntimeError("nothing was measured (every case was skipped or failed); no JSON written");
-    std::printf("\n%-16s %-34s %-6s %9s %8s %8s %7s %9s %8s %6s %9s %6s %8s %8s\n", "kernel", "case", "be",
+    std::printf("\n%-16s %-34s %-7s %9s %8s %8s %7s %9s %8s %6s %9s %6s %8s %8s\n", "kernel", "case", "be",
                 "kernel", "H2D", "D2H", "check", "end2end", "xfer", "e2e/x", "GB/s", "%bw", "GFLOP/s",
                 "Mcell/s");
     for (auto& r : rows) {
@@ -251,7 +256,7 @@ int main(int argc, char** argv) {
       double t_k = g ? r.t.kernel_ms : r.t.total_ms;
       double gbs = t_k > 0 ? r.w.dev_bytes / (t_k * 1e6) : 0;
       double gfl = t_k > 0 ? r.w.flops / (t_k * 1e6) : 0;
-      std::printf("%-16s %-34s %-6s %9.3f %8.3f %8.3f %7.3f %9.3f %8.3f %6.2f %9.1f %6.1f %8.1f",
+      std::printf("%-16s %-34s %-7s %9.3f %8.3f %8.3f %7.3f %9.3f %8.3f %6.2f %9.1f %6.1f %8.1f",
                   r.kernel.c_str(), r.label.c_str(), r.backend.c_str(), r.t.kernel_ms, r.t.h2d_ms,
                   r.t.d2h_ms, r.t.check_ms, r.t.total_ms, xfer, xfer > 0 ? r.t.total_ms / xfer : 0.0, gbs,
                   g && c.d2d_gbs > 0 ? 100 * gbs / c.d2d_gbs : 0.0, gfl);
@@ -266,7 +271,8 @@ int main(int argc, char** argv) {
                 " call's bytes at the measured pinned rates; GB/s = minimum device-memory bytes / kernel time;\n"
                 " %%bw against the measured device copy rate; -sp: single precision where the kernel computes in\n"
                 " double; gpu-wrf: through the WRF-array entry point the Fortran bridge calls (end2end times the\n"
-                " whole call); Mcell/s = million grid cells per second of end2end;\n"
+                " whole call); gpu-mix: page-locked as inside WRF with wrf_patch (WSM5: th, pii, p, dz\n"
+                " pageable, the rest page-locked); Mcell/s = million grid cells per second of end2end;\n"
                 " radm2sorg_kpp gpu: the warps take the cells longest first by the step counts of the previous call\n"
                 " on the same cells, the warm-up's for the first repeat, as WRF's previous chemistry step gives them)\n");
     // speedups

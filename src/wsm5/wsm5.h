@@ -58,8 +58,9 @@ struct Options {
   // 1 selects at any level count (the tests compare the teams with them); 0: the default
   // (WRFGPU_WSM5_TEAM overrides).
   int gpu_sediment_team = 0;
-  // GPU: when every array of the call is page-locked (cudaHostAlloc/cudaHostRegister), copy
-  // the tile rows straight between them and the device (no host packing or staging).
+  // GPU: copy the tile rows of each page-locked array of the call (cudaHostAlloc or
+  // cudaHostRegister) straight between it and the device; only pageable arrays are staged.
+  // false: every array staged.
   bool direct_locked = true;
   // Check inputs for NaN/Inf and non-positive den/pii/p/delz before running.
   bool validate = true;
@@ -69,7 +70,8 @@ struct Timing {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU: events, union over slabs (staged_call.h)
   double total_ms = 0;                           // wall clock of the whole call
   double check_ms = 0;  // of which the input checks (host, validate(); GPU: the 3-D inputs on the device)
-  bool direct = false;                           // GPU: copied straight from page-locked arrays
+  bool direct = false;    // GPU: every array copied straight (all page-locked)
+  int staged_arrays = 0;  // GPU: how many of the call's arrays went through staging (pageable)
   Backend backend = Backend::Cpu;                // the backend that ran
 };
 

@@ -5,12 +5,12 @@
 // registers with spills, 3 blocks per SM, and every level's scratch a dependent global load.
 //
 // Data flow per call (the staged pipeline, staged_call.h, does the order, the waits and the
-// timing): the tile is split into j-slabs, each on one of a few streams. When the
-// caller's arrays are page-locked (Options::direct_locked and every array registered), a
-// slab's tile rows are copied straight between them and the device with strided copies: no
-// packing, no staging. Otherwise (WRF's pageable arrays) the host packs the slab's tile values
-// of the 10 input fields (and rain, snow) into page-locked memory for one H2D copy, and
-// unpacks the updated fields after the D2H copies; slab s+1 is packed and copied while slab s
+// timing): the tile is split into j-slabs, each on one of a few streams. Each of the caller's
+// arrays that is page-locked (Options::direct_locked, and the array registered or allocated
+// page-locked) has a slab's tile rows copied straight between it and the device with strided
+// copies: no packing, no staging. The others (pageable) the host packs, a slab's tile values,
+// into page-locked staging laid out like the device block, copied in with one copy per run of
+// neighbouring staged fields, and unpacks after the D2H copies; slab s+1 is packed and copied while slab s
 // computes, and slab s is unpacked while slab s+1 is in flight. On the device the slab runs
 // the phases of wsm5_column as kernels, then (if asked) refl10cm_wsm5 and effectRad_wsm5 in a
 // per-column kernel. Only tile values are written back: nothing outside its:ite, kts:kte,
@@ -542,15 +542,29 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   float* out2[k2d] = {s.rain, has_snow ? s.snow : nullptr, s.rainncv, has_snow ? s.snowncv : nullptr, s.sr};
   float* re3[kRe3] = {s.re_cloud, s.re_ice, s.re_snow};
 
-  // Page-locked caller arrays: strided copies straight to and from them, no host packing.
+  // Each array on its own path: a page-locked one is copied straight between the caller's
+  // memory and the device (strided copies of the tile rows, no packing); a pageable one is
+  // packed into page-locked staging laid out like the device block, and copied from there.
+  // Inside WRF the grid state (moist, rho, rainnc, ...) is page-locked by wrf_patch while th,
+  // pi_phy, p and dz8w, solve_em's automatic arrays allocated again every step, are pageable:
+  // those four alone are staged.
   const std::size_t first3 = d.idx3(d.its, d.kts, d.jts), last3 = d.idx3(d.ite, d.kte, d.jte);
   const std::size_t first2 = d.idx2(d.its, d.jts), last2 = d.idx2(d.ite, d.jte);
-  bool direct = opt.direct_locked;
-  for (int f = 0; f < kIn3 && direct; ++f) direct = tile_locked(in3[f], first3, last3);
-  for (int g = 0; g < k2d && direct; ++g) direct = tile_locked(out2[g], first2, last2);
-  for (int r = 0; r < kRe3 && direct && do_re; ++r) direct = tile_locked(re3[r], first3, last3);
-  if (direct && do_refl) direct = tile_locked(s.refl_10cm, first3, last3);
-  if (timing) timing->direct = direct;
+  bool lk3[kIn3], lk2[k2d], lk_re[kRe3], lk_refl = true;  // straight (page-locked, or absent)
+  for (int f = 0; f < kIn3; ++f) lk3[f] = opt.direct_locked && tile_locked(in3[f], first3, last3);
+  for (int g = 0; g < k2d; ++g) lk2[g] = opt.direct_locked && tile_locked(out2[g], first2, last2);
+  for (int r = 0; r < kRe3; ++r) lk_re[r] = !do_re || (opt.direct_locked && tile_locked(re3[r], first3, last3));
+  if (do_refl) lk_refl = opt.direct_locked && tile_locked(s.refl_10cm, first3, last3);
+  int staged_arrays = 0, staged_in3 = 0;
+  for (int f = 0; f < kIn3; ++f) staged_in3 += lk3[f] ? 0 : 1;
+  staged_arrays = staged_in3 + !lk_refl;
+  for (int g = 0; g < k2d; ++g) staged_arrays += lk2[g] ? 0 : 1;
+  for (int r = 0; r < kRe3; ++r) staged_arrays += lk_re[r] ? 0 : 1;
+  const bool direct = staged_arrays == 0;
+  if (timing) {
+    timing->direct = direct;
+    timing->staged_arrays = staged_arrays;
+  }
   float* pin = direct ? nullptr : ctx.pin.reserve(total);  // staging, for pageable arrays only
   // Input scans (run() leaves the 3-D ones to this backend), always before anything is written
   // to the caller's arrays, so that on bad input they are still untouched:
@@ -561,8 +575,8 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   //    message). (A separate host scan before packing read every input twice: 4.1 ms of a
   //    13.0 ms CONUS call on an H100 host; a device scan made the first slab's results wait
   //    for the last slab's check.)
-  const bool device_check = opt.validate && direct;
-  const bool host_check = opt.validate && !direct;
+  const bool device_check = opt.validate && staged_in3 < kIn3;
+  const bool host_check = opt.validate && staged_in3 > 0;
   unsigned long long* dbad = nullptr;
   unsigned long long bad[kIn3];
   if (device_check) {
@@ -581,7 +595,45 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     return SlabView{dev + slabs[q].offset, scr + (std::size_t)(q % nstream) * scratch_per_stream,
                     ni, nk, slabs[q].nj, has_snow ? 1 : 0, scratch_arrays};
   };
-  // Pageable arrays: the slab's tile values into the dense staging, with streaming stores
+  // A slab's arrays in the order of its block: where each lies in the block, the caller's
+  // array, and whether it is copied straight. Staged neighbours go in one copy.
+  struct Piece {
+    std::size_t off, n;
+    float* host;
+    bool is3d, straight;
+  };
+  auto pieces = [&](const SlabGeom& g, bool in) {
+    std::vector<Piece> v;
+    for (int f = 0; f < (in ? kIn3 : kOut3); ++f)
+      v.push_back({f * g.cells, g.cells, const_cast<float*>(in3[f]), true, lk3[f]});
+    for (int gg = 0; gg < (in ? 2 : k2d); ++gg)  // in: rain and snow; out: every 2-D output
+      if (out2[gg] != nullptr) v.push_back({kIn3 * g.cells + gg * g.cols, g.cols, out2[gg], false, lk2[gg]});
+    if (!in && do_re)
+      for (int r = 0; r < kRe3; ++r) v.push_back({g.re_offset() + r * g.cells, g.cells, re3[r], true, lk_re[r]});
+    if (!in && do_refl) v.push_back({g.refl_offset(), g.cells, s.refl_10cm, true, lk_refl});
+    return v;
+  };
+  auto copy_pieces = [&](int q, bool in, cudaStream_t st) {
+    const SlabGeom& g = slabs[q];
+    float* dblk = dev + g.offset;
+    const std::vector<Piece> v = pieces(g, in);
+    for (std::size_t a = 0; a < v.size();) {
+      if (v[a].straight) {
+        if (v[a].is3d) copy3d(d, g.j0, g.nj, v[a].host, dblk + v[a].off, in, st);
+        else copy2d(d, g.j0, g.nj, v[a].host, dblk + v[a].off, in, st);
+        ++a;
+        continue;
+      }
+      std::size_t b = a + 1, end = v[a].off + v[a].n;
+      for (; b < v.size() && !v[b].straight && v[b].off == end; ++b) end += v[b].n;
+      float* h = pin + g.offset + v[a].off;
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(in ? dblk + v[a].off : h, in ? h : dblk + v[a].off,
+                                        sizeof(float) * (end - v[a].off),
+                                        in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st));
+      a = b;
+    }
+  };
+  // Pageable arrays: the slab's tile values into the staging, with streaming stores
   // (stream_copy.h), testing each value for what scan_fields3 refuses (NaN/Inf; not > 0 in
   // th, den, pii, p, delz).
   steps.pack = [&](int q) {
@@ -593,7 +645,8 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     {
 #pragma omp for collapse(2) schedule(static) nowait
       for (int f = 0; f < kIn3; ++f)
-        for (int jj = 0; jj < g.nj; ++jj)
+        for (int jj = 0; jj < g.nj; ++jj) {
+          if (lk3[f]) continue;
           for (int k = 0; k < nk; ++k) {
             float* to = h + f * g.cells + ((std::size_t)jj * nk + k) * ni;
             const float* from = in3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj);
@@ -601,83 +654,52 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
                                               : copy_row_stream<false>(to, from, ni);
             if (b) bad_fields |= 1u << f;
           }
+        }
       stream_fence();
     }
     float* h2 = h + kIn3 * g.cells;
     for (int jj = 0; jj < g.nj; ++jj) {
-      std::memcpy(h2 + (std::size_t)jj * ni, s.rain + d.idx2(d.its, d.jts + g.j0 + jj), sizeof(float) * ni);
-      if (has_snow)
+      if (!lk2[0])
+        std::memcpy(h2 + (std::size_t)jj * ni, s.rain + d.idx2(d.its, d.jts + g.j0 + jj), sizeof(float) * ni);
+      if (has_snow && !lk2[1])
         std::memcpy(h2 + g.cols + (std::size_t)jj * ni, s.snow + d.idx2(d.its, d.jts + g.j0 + jj),
                     sizeof(float) * ni);
-      else
-        std::memset(h2 + g.cols + (std::size_t)jj * ni, 0, sizeof(float) * ni);
     }
     return !(host_check && bad_fields != 0);
   };
-  steps.copy_in = [&](int q, cudaStream_t st) {
-    const SlabGeom& g = slabs[q];
-    float* dblk = dev + g.offset;
-    if (direct) {
-      for (int f = 0; f < kIn3; ++f)
-        copy3d(d, g.j0, g.nj, const_cast<float*>(in3[f]), dblk + f * g.cells, true, st);
-      copy2d(d, g.j0, g.nj, s.rain, dblk + kIn3 * g.cells, true, st);
-      if (has_snow) copy2d(d, g.j0, g.nj, s.snow, dblk + kIn3 * g.cells + g.cols, true, st);
-    } else {
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(dblk, pin + g.offset,
-                                        sizeof(float) * (kIn3 * g.cells + 2 * g.cols),
-                                        cudaMemcpyHostToDevice, st));
-    }
-  };
+  steps.copy_in = [&](int q, cudaStream_t st) { copy_pieces(q, true, st); };
   // Page-locked arrays: NaN/Inf and non-positive values of the 3-D inputs on the device.
   steps.check = [&](int q, cudaStream_t st) {
     const long cells = (long)slabs[q].cells;
     wsm5_check_kernel<<<(unsigned)((cells + 255) / 256), 256, 0, st>>>(view(q), slabs[q].j0, dbad);
     WRFGPU_CUDA_CHECK_LAUNCH("wsm5_check_kernel");
   };
-  steps.checks_pass = [&]() {
+  auto read_bad = [&]() {
     WRFGPU_CUDA_CHECK(cudaMemcpy(bad, dbad, sizeof bad, cudaMemcpyDeviceToHost));
+  };
+  steps.checks_pass = [&]() {
+    read_bad();
     for (int f = 0; f < kIn3; ++f)
       if (bad[f] != ~0ull) return false;
     return true;
   };
+  // After a failed device check, or a staged field found bad while packing (the checks queued
+  // until then have run: the pipeline drained the streams).
   steps.report_bad = [&]() {
-    if (device_check)
+    if (device_check) {
+      read_bad();
       for (int f = 0; f < kIn3; ++f)
         if (bad[f] != ~0ull) throw_bad_field3(d, in3[f], kField3Name[f], (long)bad[f]);
+    }
     scan_fields3(d, s);  // names the first bad value of the caller's arrays
   };
   steps.launch = [&](int q, cudaStream_t st) {
     double* drwk = do_refl ? rwk + (std::size_t)(q % nstream) * rwork_per_stream : nullptr;
     launch_slab(c, rt, view(q), delt, drwk, do_re, do_refl, tl, st);
   };
-  // D2H of slab q: the updated fields, the 2-D outputs and the diagnostics, into the staging
-  // (pageable arrays) or straight into the caller's arrays (page-locked).
-  steps.copy_out = [&](int q, cudaStream_t st) {
-    const SlabGeom& g = slabs[q];
-    float* dblk = dev + g.offset;
-    if (direct) {
-      for (int f = 0; f < kOut3; ++f) copy3d(d, g.j0, g.nj, out3[f], dblk + f * g.cells, false, st);
-      for (int gg = 0; gg < k2d; ++gg)
-        if (out2[gg] != nullptr)
-          copy2d(d, g.j0, g.nj, out2[gg], dblk + kIn3 * g.cells + gg * g.cols, false, st);
-      for (int r3 = 0; r3 < kRe3 && do_re; ++r3)
-        copy3d(d, g.j0, g.nj, re3[r3], dblk + g.re_offset() + r3 * g.cells, false, st);
-      if (do_refl) copy3d(d, g.j0, g.nj, s.refl_10cm, dblk + g.refl_offset(), false, st);
-      return;
-    }
-    float* h = pin + g.offset;
-    // th..qs (contiguous), the 2-D block, the effective radii, the reflectivity
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h, dblk, sizeof(float) * kOut3 * g.cells,
-                                      cudaMemcpyDeviceToHost, st));
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + kIn3 * g.cells, dblk + kIn3 * g.cells,
-                                      sizeof(float) * k2d * g.cols, cudaMemcpyDeviceToHost, st));
-    if (do_re)
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.re_offset(), dblk + g.re_offset(),
-                                        sizeof(float) * kRe3 * g.cells, cudaMemcpyDeviceToHost, st));
-    if (do_refl)
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(h + g.refl_offset(), dblk + g.refl_offset(),
-                                        sizeof(float) * kRefl3 * g.cells, cudaMemcpyDeviceToHost, st));
-  };
+  // D2H of slab q: the updated fields, the 2-D outputs and the diagnostics, straight into the
+  // caller's page-locked arrays, or into the staging for the pageable ones.
+  steps.copy_out = [&](int q, cudaStream_t st) { copy_pieces(q, false, st); };
   // Pageable arrays: slab q's tile values back into WRF's arrays (streaming stores too,
   // fenced before they are read).
   steps.unpack = [&](int q) {
@@ -688,15 +710,17 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     {
 #pragma omp for collapse(2) schedule(static) nowait
       for (int f = 0; f < kOut3; ++f)
-        for (int jj = 0; jj < g.nj; ++jj)
+        for (int jj = 0; jj < g.nj; ++jj) {
+          if (lk3[f]) continue;
           for (int k = 0; k < nk; ++k)
             copy_row_stream(out3[f] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
                             h + f * g.cells + ((std::size_t)jj * nk + k) * ni, ni);
+        }
       stream_fence();
     }
     const float* h2 = h + kIn3 * g.cells;
     for (int gg = 0; gg < k2d; ++gg) {
-      if (out2[gg] == nullptr) continue;
+      if (out2[gg] == nullptr || lk2[gg]) continue;
       for (int jj = 0; jj < g.nj; ++jj)
         std::memcpy(out2[gg] + d.idx2(d.its, d.jts + g.j0 + jj), h2 + gg * g.cols + (std::size_t)jj * ni,
                     sizeof(float) * ni);
@@ -705,12 +729,14 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
       const float* hr = h + g.re_offset();
 #pragma omp parallel for collapse(2) schedule(static)
       for (int r3 = 0; r3 < kRe3; ++r3)
-        for (int jj = 0; jj < g.nj; ++jj)
+        for (int jj = 0; jj < g.nj; ++jj) {
+          if (lk_re[r3]) continue;
           for (int k = 0; k < nk; ++k)
             std::memcpy(re3[r3] + d.idx3(d.its, d.kts + k, d.jts + g.j0 + jj),
                         hr + r3 * g.cells + ((std::size_t)jj * nk + k) * ni, sizeof(float) * ni);
+        }
     }
-    if (do_refl) {
+    if (do_refl && !lk_refl) {
       const float* hf = h + g.refl_offset();
 #pragma omp parallel for collapse(2) schedule(static)
       for (int jj = 0; jj < g.nj; ++jj)

@@ -50,6 +50,11 @@ class Wsm5Replay : public Replay {
     locked_ = locked;
     return true;
   }
+  // WRF's mix: th, pii, p and dz are solve_em's th_phy, pi_phy, p_phy and dz8w (pageable).
+  bool set_wrf_mix(bool mix) override {
+    mix_ = mix;
+    return true;
+  }
 
   std::vector<OutputField> run(Backend b, Mode m, PhaseTimes& t) override {
     // Fresh copies of the inputs: every run starts from the captured state.
@@ -67,6 +72,10 @@ class Wsm5Replay : public Replay {
       if (locked_mem_.empty())
         for (auto& a : arrays) locked_mem_.push_back(LockedArray(a.second->size()));
       for (std::size_t q = 0; q < arrays.size(); ++q) {
+        if (mix_ && (q == 0 || (q >= 7 && q <= 9))) {  // th, pii, p, dz
+          arrays[q].first = arrays[q].second->data();
+          continue;
+        }
         arrays[q].first = locked_mem_[q].p;
         std::memcpy(arrays[q].first, arrays[q].second->data(), sizeof(float) * arrays[q].second->size());
       }
@@ -88,7 +97,8 @@ class Wsm5Replay : public Replay {
     t.check_ms = tm.check_ms;
     if (locked_)
       for (auto& a : arrays)
-        std::memcpy(a.second->data(), a.first, sizeof(float) * a.second->size());
+        if (a.first != a.second->data())
+          std::memcpy(a.second->data(), a.first, sizeof(float) * a.second->size());
 
     std::vector<std::size_t> sh3 = {cap_.nj, cap_.nk, cap_.ni}, sh2 = {cap_.nj, cap_.ni};
     std::vector<OutputField> out;
@@ -158,7 +168,7 @@ class Wsm5Replay : public Replay {
   std::string summary_;
   Patch patch_;
   wsm5::Capture cap_;
-  bool locked_ = false;
+  bool locked_ = false, mix_ = false;
   std::vector<LockedArray> locked_mem_;
 };
 

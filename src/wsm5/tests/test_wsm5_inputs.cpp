@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
 
 #include "device.h"
@@ -88,14 +90,14 @@ struct Embedded {
   }
 };
 
-// Page-locked copies of an Embedded's arrays (all but `skip`) and a State pointing at them
-// (the arrays without a copy stay pageable), as a model that keeps its state pinned.
+// Page-locked copies of an Embedded's arrays (all but those in `skip`) and a State pointing at
+// them (the arrays without a copy stay pageable), as a model that keeps its state pinned.
 struct LockedCopies {
   Embedded& e;
   std::map<std::string, float*> lk;
-  LockedCopies(Embedded& emb, const std::string& skip = "") : e(emb) {
+  LockedCopies(Embedded& emb, const std::set<std::string>& skip = {}) : e(emb) {
     for (auto& kv : e.m) {
-      if (kv.first == skip) continue;
+      if (skip.count(kv.first)) continue;
       float* p = static_cast<float*>(host_alloc_locked(sizeof(float) * kv.second.size()));
       std::copy(kv.second.begin(), kv.second.end(), p);
       lk[kv.first] = p;
@@ -438,20 +440,26 @@ TEST(Wsm5Gpu, ManyLevelsTeamsEqualOneThreadPerColumn) {
 }
 
 // Arrays in page-locked memory (a model that keeps its state pinned): the GPU backend copies
-// tile rows straight to and from them (Timing::direct), with the same bits as the staged
-// path and nothing outside the tile written. One pageable array sends the call back to the
-// staged path.
+// the tile rows of each page-locked array straight to and from it and stages only the pageable
+// ones (Timing::staged_arrays; Timing::direct when none is), with the same bits as the staged
+// path and nothing outside the tile written. The pageable sets: none; one species; WRF's
+// (solve_em's automatic arrays th_phy, pi_phy, p_phy and dz8w, with the grid state registered
+// by wrf_patch); and a 2-D input/output with two outputs.
 TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
   WRFGPU_REQUIRE_GPU();
   ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   const Result one = run_case(k, Backend::Gpu, Mode::Strict, true, true);
+  const std::vector<std::set<std::string>> pageable = {
+      {}, {"qs"}, {"th", "pii", "p", "dz"}, {"rainnc", "re_ice", "refl"}};
   for (int slabs : {1, 3}) {
-    for (bool all_locked : {true, false}) {
+    for (const std::set<std::string>& pg : pageable) {
+      std::string what = "slabs " + std::to_string(slabs) + ", pageable:";
+      for (const std::string& n : pg) what += " " + n;
       Embedded e(k, 2);
       e.m["refl"].assign(e.d.size3(), Embedded::kSentinel);
       e.s.refl_10cm = e.m["refl"].data();
-      LockedCopies lc(e, all_locked ? "" : "qs");
+      LockedCopies lc(e, pg);
       const wsm5::State s = lc.state();
       wsm5::Options o = with_re();
       o.gpu_slabs = slabs;
@@ -460,7 +468,8 @@ TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
       o.do_radar_ref = 1;
       wsm5::Timing t;
       wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, s, o, &t);
-      EXPECT_EQ(t.direct, all_locked) << "slabs " << slabs;
+      EXPECT_EQ(t.direct, pg.empty()) << what;
+      EXPECT_EQ(t.staged_arrays, (int)pg.size()) << what;
       lc.copy_back();
       e.expect_outside_untouched(k);
       for (const char* f : {"th", "qv", "qc", "qr", "qi", "qs", "re_cloud", "re_ice", "re_snow"})
@@ -469,31 +478,50 @@ TEST(Wsm5Gpu, PageLockedArraysCopiedDirectly) {
             for (std::size_t i = 0; i < k.ni; ++i)
               ASSERT_EQ(e.at3(f, e.d.its + i, e.d.kts + kk, e.d.jts + j),
                         one.out.at(f)[(j * k.nk + kk) * k.ni + i])
-                  << f << " slabs " << slabs << " locked " << all_locked;
+                  << f << " " << what;
       for (std::size_t j = 0; j < k.nj; ++j)
         for (std::size_t kk = 0; kk < k.nk; ++kk)
           for (std::size_t i = 0; i < k.ni; ++i)
             ASSERT_EQ(e.at3("refl", e.d.its + i, e.d.kts + kk, e.d.jts + j),
-                      one.out.at("refl_10cm")[(j * k.nk + kk) * k.ni + i]);
+                      one.out.at("refl_10cm")[(j * k.nk + kk) * k.ni + i]) << what;
       for (const char* f : {"rainnc", "rainncv", "sr", "snownc", "snowncv"})
         for (std::size_t j = 0; j < k.nj; ++j)
           for (std::size_t i = 0; i < k.ni; ++i)
-            ASSERT_EQ(e.m[f][e.d.idx2(e.d.its + i, e.d.jts + j)], one.out.at(f)[j * k.ni + i]) << f;
+            ASSERT_EQ(e.m[f][e.d.idx2(e.d.its + i, e.d.jts + j)], one.out.at(f)[j * k.ni + i])
+                << f << " " << what;
     }
   }
+  // Options::direct_locked = false stages every array, page-locked or not.
+  Embedded e(k, 2);
+  LockedCopies lc(e);
+  wsm5::Options o = with_re();
+  o.direct_locked = false;
+  wsm5::Timing t;
+  wsm5::run(Backend::Gpu, Mode::Strict, k.c, e.d, k.delt, lc.state(), o, &t);
+  EXPECT_FALSE(t.direct);
+  EXPECT_EQ(t.staged_arrays, 18);  // 10 3-D inputs, 5 2-D, 3 effective radii
+  lc.copy_back();
+  for (const char* f : {"th", "qv", "qc", "qr", "qi", "qs", "re_cloud", "re_ice", "re_snow"})
+    for (std::size_t j = 0; j < k.nj; ++j)
+      for (std::size_t kk = 0; kk < k.nk; ++kk)
+        for (std::size_t i = 0; i < k.ni; ++i)
+          ASSERT_EQ(e.at3(f, e.d.its + i, e.d.kts + kk, e.d.jts + j),
+                    one.out.at(f)[(j * k.nk + kk) * k.ni + i]) << f << " all staged";
 }
 
-// The GPU backend checks the 3-D inputs on the device, after the H2D copies (from page-locked
-// arrays directly, or from the staging it packed pageable arrays into): the same error as the
-// host check (field, NaN/Inf or non-positive, first (i,k,j)), raised before any result is
-// copied back, so every array is left as it was, whichever slab holds the bad value.
+// The GPU backend checks the 3-D inputs of page-locked arrays on the device, after the H2D
+// copies, and those of pageable ones on the host as it packs them: the same error as the CPU
+// backend's check (field, NaN/Inf or non-positive, first (i,k,j)), raised before any result is
+// copied back, so every array is left as it was, whichever slab holds the bad value: with
+// every array page-locked, with WRF's mix (th, pii, p, dz pageable, the rest page-locked: a
+// bad th is found while packing, a bad qr or rho on the device) and with every array pageable.
 TEST(Wsm5Gpu, BadInputNamedAndUntouchedPageableAndLocked) {
   WRFGPU_REQUIRE_GPU();
   ASSERT_TRUE(wrfgpu_test::data_present("wsm5_synth_12s_wrfref.nc", have_case()));
   const Case k = small_case();
   struct Bad { const char* field; int di, dk, dj; float v; const char* what; };
   const int last_j = (int)k.nj - 1;
-  for (bool locked : {true, false})
+  for (const char* mode : {"page-locked", "mixed", "pageable"})
   for (const Bad& b : {Bad{"qr", 3, 7, 2, std::numeric_limits<float>::quiet_NaN(), "NaN"},
                        Bad{"rho", 0, 0, last_j, 0.f, "non-positive"},
                        Bad{"th", 1, 2, last_j, std::numeric_limits<float>::infinity(), "Inf"}}) {
@@ -508,9 +536,11 @@ TEST(Wsm5Gpu, BadInputNamedAndUntouchedPageableAndLocked) {
       cpu_msg = x.what();
     }
     ASSERT_FALSE(cpu_msg.empty()) << b.field;
-    LockedCopies lc(e);
-    const auto before = e.m;  // pageable: the arrays the GPU call gets
-    wsm5::State s = locked ? lc.state() : e.s;
+    const std::string m = mode;
+    LockedCopies lc(e, m == "mixed" ? std::set<std::string>{"th", "pii", "p", "dz"}
+                                    : std::set<std::string>{});
+    const auto before = e.m;  // the values every array the GPU call gets holds
+    wsm5::State s = m == "pageable" ? e.s : lc.state();
     wsm5::Options o = with_re();
     o.gpu_slabs = 3;
     std::string gpu_msg;
@@ -519,20 +549,18 @@ TEST(Wsm5Gpu, BadInputNamedAndUntouchedPageableAndLocked) {
     } catch (const InputError& x) {
       gpu_msg = x.what();
     }
-    EXPECT_EQ(gpu_msg, cpu_msg) << b.field << (locked ? " page-locked" : " pageable");
+    EXPECT_EQ(gpu_msg, cpu_msg) << b.field << " " << m;
     EXPECT_NE(gpu_msg.find(b.what), std::string::npos) << gpu_msg;
     auto unchanged = [&](const std::string& name, const std::vector<float>& was, const float* now) {
       for (std::size_t q = 0; q < was.size(); ++q)
         if (!(now[q] == was[q] || (std::isnan(now[q]) && std::isnan(was[q])))) {
-          ADD_FAILURE() << name << "[" << q << "] changed on bad input (" << b.field
-                        << (locked ? ", page-locked)" : ", pageable)");
+          ADD_FAILURE() << name << "[" << q << "] changed on bad input (" << b.field << ", "
+                        << m << ")";
           return;
         }
     };
-    if (locked)
-      for (auto& kv : lc.lk) unchanged(kv.first, e.m[kv.first], kv.second);
-    else
-      for (auto& kv : e.m) unchanged(kv.first, before.at(kv.first), kv.second.data());
+    for (auto& kv : e.m)  // the page-locked copy where the call got one, else the array itself
+      unchanged(kv.first, before.at(kv.first), m == "pageable" ? kv.second.data() : lc.at(kv.first.c_str()));
   }
 }
 
