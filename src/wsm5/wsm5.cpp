@@ -11,6 +11,7 @@
 
 #include "both.h"
 #include "errors.h"
+#include "config.h"
 #include "finite_check.h"
 #include "verify.h"
 #include "wsm5_backends.h"
@@ -252,12 +253,16 @@ void run(Backend backend, Mode mode, const Constants& c, const WrfDims& d, float
   if (timing) timing->check_ms = 0;
   if (b == Backend::Both) run_both(mode, c, d, delt, s, opt, timing);
   else dispatch(b, mode, c, d, delt, s, opt, timing);
+  const double total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (timing) {
-    timing->total_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    timing->total_ms = total_ms;
     timing->backend = b;
     timing->check_ms += check_ms;
   }
+  if (b == Backend::Gpu && config::flag("WRFGPU_TRACE").value_or(false))
+    std::fprintf(stderr, "wsm5 call: %.3f ms, of which %.3f ms checking the 2-D inputs and the bounds\n",
+                 total_ms, check_ms);
 }
 
 }  // namespace wsm5
