@@ -65,7 +65,7 @@ snap() { rm -rf "$tmp/snap" && cp -a "$T" "$tmp/snap"; }
 echo "-- CMake mode"
 fresh
 run --cmake; status 0 "--cmake applies"
-[ "$(count '^applied: 000[1-4]-')" = 4 ] && ok "--cmake: the 4 GPU patches applied" || bad "--cmake: patches: $out"
+[ "$(count '^applied: 000[1-5]-')" = 5 ] && ok "--cmake: the 5 GPU patches applied" || bad "--cmake: patches: $out"
 has "CMakeLists.txt: include( wrfgpu ) added before '# Accumulate option and definitions'" "--cmake: the include line added"
 added=$(diff "$P/CMakeLists.txt" "$T/CMakeLists.txt" | grep -c '^>')
 removed=$(diff "$P/CMakeLists.txt" "$T/CMakeLists.txt" | grep -c '^<')
@@ -82,18 +82,18 @@ fi
 [ "$HAVE_CONF" = 0 ] || { cmp -s "$P/configure.wrf" "$T/configure.wrf" && ok "--cmake leaves configure.wrf alone" || bad "--cmake changed configure.wrf"; }
 snap
 run --cmake; status 0 "--cmake again"
-[ "$(count '^already applied: 000[1-4]-')" = 4 ] && ok "--cmake again: the 4 patches already applied" || bad "--cmake again: $out"
+[ "$(count '^already applied: 000[1-5]-')" = 5 ] && ok "--cmake again: the 5 patches already applied" || bad "--cmake again: $out"
 has "CMakeLists.txt, cmake/wrfgpu.cmake: nothing to do" "--cmake again: CMake files: nothing to do"
 same "$tmp/snap" "--cmake again changes nothing"
 run --check; status 0 "--check"
-for p in 0001-wsm5-gpu 0002-advect-pd-gpu 0003-radm2sorg-gpu 0004-wrf-top-serial; do
+for p in 0001-wsm5-gpu 0002-advect-pd-gpu 0003-radm2sorg-gpu 0004-wrf-top-serial 0005-persistent-physics-arrays; do
   echo "$out" | grep -Eq "^$p.patch +applied$" || bad "--check: $p not reported applied"
 done
 has "CMakeLists.txt                           include( wrfgpu ) (CMake mode)" "--check: CMakeLists.txt has include( wrfgpu )"
 has "cmake/wrfgpu.cmake                       from apply.sh; libwrfgpu unless WRFGPU_ROOT is set: $repo" "--check: cmake/wrfgpu.cmake from apply.sh"
 has "wrfgpu build set up                      CMake (include( wrfgpu ) in CMakeLists.txt)" "--check: CMake mode"
 run --revert; status 0 "--revert"
-[ "$(count '^reverted: 000[1-4]-')" = 4 ] && ok "--revert: the 4 patches reverted" || bad "--revert: $out"
+[ "$(count '^reverted: 000[1-5]-')" = 5 ] && ok "--revert: the 5 patches reverted" || bad "--revert: $out"
 has "CMakeLists.txt: include( wrfgpu ) removed" "--revert: include removed"
 has "cmake/wrfgpu.cmake: removed" "--revert: cmake/wrfgpu.cmake removed"
 same "$P" "--revert: the tree is the original again (diff -r)"
@@ -107,7 +107,7 @@ has "wrfgpu build set up                      none" "--check after --revert: non
 echo "-- classic mode"
 fresh
 run; status 0 "classic apply"
-[ "$(count '^applied: 000[1-4]-')" = 4 ] && ok "classic: the 4 GPU patches applied" || bad "classic: $out"
+[ "$(count '^applied: 000[1-5]-')" = 5 ] && ok "classic: the 5 GPU patches applied" || bad "classic: $out"
 cmp -s "$P/CMakeLists.txt" "$T/CMakeLists.txt" && [ ! -e "$T/cmake/wrfgpu.cmake" ] \
   && ok "classic: CMakeLists.txt untouched, no cmake/wrfgpu.cmake" || bad "classic mode touched the CMake files"
 if [ "$HAVE_CONF" = 1 ]; then
@@ -119,7 +119,7 @@ else
 fi
 snap
 run; status 0 "classic apply again"
-[ "$(count '^already applied: 000[1-4]-')" = 4 ] && ok "classic again: already applied" || bad "classic again: $out"
+[ "$(count '^already applied: 000[1-5]-')" = 5 ] && ok "classic again: already applied" || bad "classic again: $out"
 [ "$HAVE_CONF" = 0 ] || has "configure.wrf: nothing to do" "classic again: configure.wrf nothing to do"
 same "$tmp/snap" "classic again changes nothing"
 run --check; status 0 "--check (classic)"
