@@ -545,9 +545,9 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   // Each array on its own path: a page-locked one is copied straight between the caller's
   // memory and the device (strided copies of the tile rows, no packing); a pageable one is
   // packed into page-locked staging laid out like the device block, and copied from there.
-  // Inside WRF the grid state (moist, rho, rainnc, ...) is page-locked by wrf_patch while th,
-  // pi_phy, p and dz8w, solve_em's automatic arrays allocated again every step, are pageable:
-  // those four alone are staged.
+  // Inside WRF, wrf_patch page-locks the grid state (moist, rho, rainnc, ...) and, with its
+  // patch 0005, th_phy, pi_phy, p_phy and dz8w, which stock WRF allocates again at every step:
+  // every array then goes straight. Without 0005 those four alone are staged.
   const std::size_t first3 = d.idx3(d.its, d.kts, d.jts), last3 = d.idx3(d.ite, d.kte, d.jte);
   const std::size_t first2 = d.idx2(d.its, d.jts), last2 = d.idx2(d.ite, d.jte);
   const auto t_lk = std::chrono::steady_clock::now();
@@ -558,7 +558,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   if (do_refl) lk_refl = opt.direct_locked && tile_locked(s.refl_10cm, first3, last3);
   int staged_arrays = 0, staged_in3 = 0;
   for (int f = 0; f < kIn3; ++f) staged_in3 += lk3[f] ? 0 : 1;
-  staged_arrays = staged_in3 + !lk_refl;
+  staged_arrays = staged_in3 + (lk_refl ? 0 : 1);
   for (int g = 0; g < k2d; ++g) staged_arrays += lk2[g] ? 0 : 1;
   for (int r = 0; r < kRe3; ++r) staged_arrays += lk_re[r] ? 0 : 1;
   const bool direct = staged_arrays == 0;
