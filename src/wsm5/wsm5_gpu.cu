@@ -604,42 +604,45 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
     float* host;
     bool is3d, straight;
   };
+  struct Pieces {  // at most kIn3 + 2 in, kOut3 + k2d + kRe3 + kRefl3 out: no allocation per copy
+    Piece p[kOut3 + k2d + kRe3 + kRefl3 > kIn3 + 2 ? kOut3 + k2d + kRe3 + kRefl3 : kIn3 + 2];
+    int n = 0;
+    void add(const Piece& x) { p[n++] = x; }
+  };
   auto pieces = [&](const SlabGeom& g, bool in) {
-    std::vector<Piece> v;
+    Pieces v;
     for (int f = 0; f < (in ? kIn3 : kOut3); ++f)
-      v.push_back({f * g.cells, g.cells, const_cast<float*>(in3[f]), true, lk3[f]});
+      v.add({f * g.cells, g.cells, const_cast<float*>(in3[f]), true, lk3[f]});
     for (int gg = 0; gg < (in ? 2 : k2d); ++gg)  // in: rain and snow; out: every 2-D output
-      if (out2[gg] != nullptr) v.push_back({kIn3 * g.cells + gg * g.cols, g.cols, out2[gg], false, lk2[gg]});
+      if (out2[gg] != nullptr) v.add({kIn3 * g.cells + gg * g.cols, g.cols, out2[gg], false, lk2[gg]});
     if (!in && do_re)
-      for (int r = 0; r < kRe3; ++r) v.push_back({g.re_offset() + r * g.cells, g.cells, re3[r], true, lk_re[r]});
-    if (!in && do_refl) v.push_back({g.refl_offset(), g.cells, s.refl_10cm, true, lk_refl});
+      for (int r = 0; r < kRe3; ++r) v.add({g.re_offset() + r * g.cells, g.cells, re3[r], true, lk_re[r]});
+    if (!in && do_refl) v.add({g.refl_offset(), g.cells, s.refl_10cm, true, lk_refl});
     return v;
   };
-  // which: 0 every piece, 1 the straight ones, 2 the staged ones.
-  auto copy_pieces = [&](int q, bool in, cudaStream_t st, int which) {
+  enum class Which { All, Straight, Staged };
+  auto copy_pieces = [&](int q, bool in, cudaStream_t st, Which which) {
     const SlabGeom& g = slabs[q];
     float* dblk = dev + g.offset;
-    const std::vector<Piece> v = pieces(g, in);
-    for (std::size_t a = 0; a < v.size();) {
-      if (v[a].straight && which == 2) {
+    const Pieces v = pieces(g, in);
+    for (int a = 0; a < v.n;) {
+      const Piece& x = v.p[a];
+      if (which != Which::All && x.straight != (which == Which::Straight)) {
         ++a;
         continue;
       }
-      if (!v[a].straight && which == 1) {
+      if (x.straight) {
+        if (x.is3d) copy3d(d, g.j0, g.nj, x.host, dblk + x.off, in, st);
+        else copy2d(d, g.j0, g.nj, x.host, dblk + x.off, in, st);
         ++a;
         continue;
       }
-      if (v[a].straight) {
-        if (v[a].is3d) copy3d(d, g.j0, g.nj, v[a].host, dblk + v[a].off, in, st);
-        else copy2d(d, g.j0, g.nj, v[a].host, dblk + v[a].off, in, st);
-        ++a;
-        continue;
-      }
-      std::size_t b = a + 1, end = v[a].off + v[a].n;
-      for (; b < v.size() && !v[b].straight && v[b].off == end; ++b) end += v[b].n;
-      float* h = pin + g.offset + v[a].off;
-      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(in ? dblk + v[a].off : h, in ? h : dblk + v[a].off,
-                                        sizeof(float) * (end - v[a].off),
+      int b = a + 1;
+      std::size_t end = x.off + x.n;
+      for (; b < v.n && !v.p[b].straight && v.p[b].off == end; ++b) end += v.p[b].n;
+      float* h = pin + g.offset + x.off;
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(in ? dblk + x.off : h, in ? h : dblk + x.off,
+                                        sizeof(float) * (end - x.off),
                                         in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st));
       a = b;
     }
@@ -688,9 +691,9 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   const bool split_in = !direct && any_straight;
   if (split_in)
     steps.prologue = [&](cudaStream_t st) {
-      for (int q = 0; q < nslab; ++q) copy_pieces(q, true, st, 1);
+      for (int q = 0; q < nslab; ++q) copy_pieces(q, true, st, Which::Straight);
     };
-  steps.copy_in = [&](int q, cudaStream_t st) { copy_pieces(q, true, st, split_in ? 2 : 0); };
+  steps.copy_in = [&](int q, cudaStream_t st) { copy_pieces(q, true, st, split_in ? Which::Staged : Which::All); };
   // Page-locked arrays: NaN/Inf and non-positive values of the 3-D inputs on the device.
   steps.check = [&](int q, cudaStream_t st) {
     const long cells = (long)slabs[q].cells;
@@ -722,7 +725,7 @@ void run_gpu(const Constants& c, const WrfDims& d, float delt, const State& s,
   };
   // D2H of slab q: the updated fields, the 2-D outputs and the diagnostics, straight into the
   // caller's page-locked arrays, or into the staging for the pageable ones.
-  steps.copy_out = [&](int q, cudaStream_t st) { copy_pieces(q, false, st, 0); };
+  steps.copy_out = [&](int q, cudaStream_t st) { copy_pieces(q, false, st, Which::All); };
   // Pageable arrays: slab q's tile values back into WRF's arrays (streaming stores too,
   // fenced before they are read).
   steps.unpack = [&](int q) {

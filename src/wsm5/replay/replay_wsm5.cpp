@@ -72,7 +72,8 @@ class Wsm5Replay : public Replay {
       if (locked_mem_.empty())
         for (auto& a : arrays) locked_mem_.push_back(LockedArray(a.second->size()));
       for (std::size_t q = 0; q < arrays.size(); ++q) {
-        if (mix_ && (q == 0 || (q >= 7 && q <= 9))) {  // th, pii, p, dz
+        const std::string name = q < 10 ? k3d_in[q] : "";
+        if (mix_ && (name == "th" || name == "pii" || name == "p" || name == "dz")) {
           arrays[q].first = arrays[q].second->data();
           continue;
         }
