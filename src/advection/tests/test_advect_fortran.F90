@@ -13,15 +13,20 @@
 !      each taken as WRF computes it                           -> equals WRF bit for bit
 !   G  the arrays registered in place (module_wrfgpu_host), released, allocated again and
 !      registered again: batched + take                        -> equals WRF bit for bit
+!   H  field_old kept for the run (wrfgpu_host_keep_old: solve_em's moist_old with wrf_patch
+!      0006): the bounds asked for, the same storage and values for a domain's next step,
+!      one set per domain, new storage when a domain's bounds change, page-locked once
+!      registered: batched + take == WRF each time
 ! Cells outside each tile keep their sentinel. Prints PASS/FAIL lines; exit 1 on failure.
 ! Arguments: captures (default: quarter_ss step 120, then squall2d_x step 800, a 2-D case
 ! whose 2x2 tiling has a tile on the staggered end row only).
 !-------------------------------------------------------------------------------
 program test_advect_fortran
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated
   use netcdf
   use module_wrfgpu_advect
   use module_wrfgpu_host
-  use wrfgpu_test_gpu, only: gpu_visible
+  use wrfgpu_test_gpu, only: gpu_visible, host_locked
   implicit none
   real, parameter :: sentinel = -777.
   character(len=*), parameter :: default_file = 'test_data/quarter_ss_advect_scalar_pd_d01_step0120_rank0.nc'
@@ -38,6 +43,7 @@ program test_advect_fortran
   real, allocatable :: c1(:), c2(:), fzm(:), fzp(:), rdzw(:)
   integer :: tiles(4, 4), t, s, round
   logical :: took, all_took
+  type(c_ptr) :: at1
 
   nfail = 0
   nfiles = max(1, command_argument_count())
@@ -202,6 +208,41 @@ contains
     ru = work
   end do
 
+  ! ---- H: field_old kept for the run, as solve_em's moist_old with wrf_patch 0006
+  ! (wrfgpu_host_keep_old at the start of the step, wrfgpu_host_register at the batch)
+  call wrfgpu_host_keep_old(1, ims, ime, kms, kme, jms, jme, nspec, 1, 1, 1)
+  call check(all(lbound(wrfgpu_moist_old) == (/ ims, kms, jms, 1 /)) .and. &
+             all(ubound(wrfgpu_moist_old) == (/ ime, kme, jme, nspec /)) .and. &
+             size(wrfgpu_chem_old, 4) == 1, 'H: the kept arrays have the bounds asked for')
+  at1 = address(wrfgpu_moist_old)
+  wrfgpu_moist_old = field_old
+  do round = 1, 3
+    ! round 1: the next step of the same domain; round 2: another domain (larger) runs in
+    ! between; round 3: this domain's bounds change and change back (new storage, the old one
+    ! unregistered and freed: no stale mapping)
+    if (round == 2) then
+      call wrfgpu_host_keep_old(2, ims, ime + 8, kms, kme, jms, jme, nspec, 1, 1, 1)
+      call check(.not. c_associated(address(wrfgpu_moist_old), at1), 'H: each domain has its own arrays')
+      wrfgpu_moist_old = 0.
+    end if
+    if (round == 3) call wrfgpu_host_keep_old(1, ims, ime + 8, kms, kme, jms, jme, nspec, 1, 1, 1)
+    call wrfgpu_host_keep_old(1, ims, ime, kms, kme, jms, jme, nspec, 1, 1, 1)
+    if (round < 3) call check(c_associated(address(wrfgpu_moist_old), at1) .and. &
+                              all(wrfgpu_moist_old == field_old), &
+                              'H: the same storage and values for the same domain and bounds')
+    wrfgpu_moist_old = field_old
+    call wrfgpu_host_register('moist_old', wrfgpu_moist_old, size(wrfgpu_moist_old), backend=4)
+    if (gpu_visible()) call check(host_locked(wrfgpu_moist_old), 'H: the kept array is page-locked once registered')
+    tb = sentinel
+    all_took = .true.
+    call batch_range(1, nspec, 1, 4, wrfgpu_moist_old)
+    call take_range(1, nspec, tb)
+    call check(all_took, 'H: every species taken from a batch with a kept field_old')
+    call check(same(tb, ref, .true.), 'H: kept field_old: batched + take == WRF (bitwise, patch)')
+  end do
+  ! leave domain 1 for the next capture, whose bounds may differ: a third domain
+  call wrfgpu_host_keep_old(3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+
   deallocate(field, field_old, ref, ta, tb, tc, td, te, ru, rv, rom, work)
   deallocate(mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw)
   end subroutine test_file
@@ -213,8 +254,18 @@ contains
 
   ! A batch of species first..last (pd as wrfgpu_advect_batch's), passed as WRF passes them:
   ! the array element of the first species (sequence association), not a section
-  subroutine batch_range(first, last, pd, backend)
+  ! (old: another field_old, e.g. a kept one; default: field_old)
+  subroutine batch_range(first, last, pd, backend, old)
     integer, intent(in) :: first, last, pd, backend
+    real, intent(in), optional :: old(ims:ime, kms:kme, jms:jme, *)
+    if (present(old)) then
+      call wrfgpu_advect_batch('moist', pd, first, last, field(ims,kms,jms,first),            &
+           old(ims,kms,jms,first), ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2,         &
+           fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,                                       &
+           ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                           &
+           its, ite, jts, jte, kts, kte, backend=backend)
+      return
+    end if
     call wrfgpu_advect_batch('moist', pd, first, last, field(ims,kms,jms,first),              &
          field_old(ims,kms,jms,first), ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2,     &
          fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,                                         &
@@ -289,6 +340,12 @@ contains
       untouched = untouched .and. all(in_patch .or. a(:,:,:,s2) == sentinel)
     end do
   end function untouched
+
+  ! the address of an array's first element (c_loc needs a target)
+  type(c_ptr) function address(a)
+    real, intent(in), target :: a(*)
+    address = c_loc(a(1))
+  end function address
 
   subroutine check(ok, what)
     logical, intent(in) :: ok
