@@ -86,7 +86,7 @@ run --cmake; status 0 "--cmake again"
 has "CMakeLists.txt, cmake/wrfgpu.cmake: nothing to do" "--cmake again: CMake files: nothing to do"
 same "$tmp/snap" "--cmake again changes nothing"
 run --check; status 0 "--check"
-for p in 0001-wsm5-gpu 0002-advect-pd-gpu 0003-radm2sorg-gpu 0004-wrf-top-serial 0005-persistent-physics-arrays; do
+for p in 0001-wsm5-gpu 0002-advect-pd-gpu 0003-radm2sorg-gpu 0004-wrf-top-serial 0005-persistent-solve-em-arrays; do
   echo "$out" | grep -Eq "^$p.patch +applied$" || bad "--check: $p not reported applied"
 done
 has "CMakeLists.txt                           include( wrfgpu ) (CMake mode)" "--check: CMakeLists.txt has include( wrfgpu )"
