@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -357,7 +358,9 @@ struct Context {
   DeviceBuffer<float> d_met;
   Slot slot[kSlots];
   DeviceBuffer<int> d_rows;                    // page-locked path: RowTables of the checks,
+  PinnedBuffer<int> pin_rows;                  // (their copy on the host, for the async H2D)
   DeviceBuffer<unsigned long long> d_first_bad;  // their results (field, field_old),
+  PinnedBuffer<unsigned long long> pin_first_bad;  // (read back into here)
   DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
 };
 Context& context() {
@@ -787,9 +790,20 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       off[nj] = q;
     }
     int* drows = st.d_rows.reserve(std::max<std::size_t>(1, h.size()));
+    int* hrows = st.pin_rows.reserve(std::max<std::size_t>(1, h.size()));
+    std::copy(h.begin(), h.end(), hrows);
     unsigned long long* dfirst = st.d_first_bad.reserve(kChecked);
-    WRFGPU_CUDA_CHECK(cudaMemcpy(drows, h.data(), h.size() * sizeof(int), cudaMemcpyHostToDevice));
-    WRFGPU_CUDA_CHECK(cudaMemcpy(dfirst, first_bad, sizeof first_bad, cudaMemcpyHostToDevice));
+    unsigned long long* hfirst = st.pin_first_bad.reserve(kChecked);
+    // The tables and the reset of the results go with the prologue, on its stream, which
+    // every chunk's stream waits for: no host-blocking copy in the call's set-up (inside WRF
+    // a synchronous copy waits behind the other ranks' copies on the link).
+    const auto prologue = steps.prologue;
+    const std::size_t nrows = h.size();
+    steps.prologue = [prologue, drows, hrows, nrows, dfirst](cudaStream_t s0) {
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(drows, hrows, nrows * sizeof(int), cudaMemcpyHostToDevice, s0));
+      WRFGPU_CUDA_CHECK(cudaMemsetAsync(dfirst, 0xff, kChecked * sizeof(unsigned long long), s0));  // ~0ull: none
+      prologue(s0);
+    };
     steps.check = [&, rcs, at, drows, dfirst](int g, cudaStream_t strm) {
       const int sa = first_species(g), gn = species_in(g);
       const View vg = group_view(g);
@@ -806,15 +820,24 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
         WRFGPU_CUDA_CHECK_LAUNCH("k_check_rows");
       }
     };
-    steps.checks_pass = [&, dfirst]() {
-      WRFGPU_CUDA_CHECK(cudaMemcpy(first_bad, dfirst, sizeof first_bad, cudaMemcpyDeviceToHost));
+    // (run() calls it once every chunk's check has completed: the results are final)
+    steps.checks_pass = [&, dfirst, hfirst]() {
+      WRFGPU_CUDA_CHECK(cudaMemcpy(hfirst, dfirst, kChecked * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+      std::copy(hfirst, hfirst + kChecked, first_bad);
       for (unsigned long long c : first_bad)
         if (c != ~0ull) return false;
       return true;
     };
   }
 
+  // WRFGPU_TRACE=1: what the call spends before its pipeline (the pipeline prints its own);
+  // "checks" is run()'s part before this function (the inputs' bounds, the rows to check).
+  const bool trace = config::flag("WRFGPU_TRACE").value_or(false);
+  if (trace)
+    std::fprintf(stderr, "%s set-up: %.3f ms of checks, then %.3f ms before the pipeline\n", plan.name,
+                 tm ? tm->check_ms : 0.0, ms_since(tstart));
   const StagedTimes t = st.pipe.run(plan, steps);
+  if (trace) std::fprintf(stderr, "%s call: %.3f ms after the checks\n", plan.name, ms_since(tstart));
   if (tm) {
     tm->h2d_ms = t.h2d_ms;
     tm->kernel_ms = t.kernel_ms;

@@ -53,8 +53,8 @@ const std::vector<Setting>& table() {
        "used past about 3,400 levels)"},
       {"WRFGPU_TRACE", F, "", 0, 0, "0", T, "library",
        "1: every GPU call prints its chunks' timeline (host packing, copies, kernels, "
-       "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks), and WSM5 its set-up and whole "
-       "call"},
+       "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks), and WSM5 and advection their "
+       "set-up and whole call"},
       {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each", T,
        "library", "advection GPU: species per transfer group"},
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",

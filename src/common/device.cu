@@ -113,17 +113,7 @@ void* host_alloc_locked(std::size_t bytes) {
 void host_free_locked(void* p) {
   if (p) cudaFreeHost(p);
 }
-bool host_range_locked(const void* first, const void* last) {
-  for (const void* p : {first, last}) {
-    cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-      cudaGetLastError();  // clear: pageable memory is not an error
-      return false;
-    }
-    if (a.type != cudaMemoryTypeHost) return false;
-  }
-  return true;
-}
+
 
 // The registrations made by host_register: start address -> range. `pinned`: this library
 // called cudaHostRegister (so it unregisters); `failed`: registering failed and was reported,
@@ -146,6 +136,34 @@ void release_locked(std::map<std::uintptr_t, Registration>::iterator it) {
 }
 }  // namespace
 
+namespace {
+// What CUDA says of both ends (host_register asks this with g_reg_mutex held).
+bool cuda_range_locked(const void* first, const void* last) {
+  for (const void* p : {first, last}) {
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();  // clear: pageable memory is not an error
+      return false;
+    }
+    if (a.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool host_range_locked(const void* first, const void* last) {
+  {  // inside a range host_register holds: no CUDA call (the hooks ask this at every call)
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(first), b = reinterpret_cast<std::uintptr_t>(last);
+    std::lock_guard<std::mutex> lock(g_reg_mutex);
+    auto it = g_reg.upper_bound(a);
+    if (it != g_reg.begin()) {
+      --it;
+      if (!it->second.failed && b < it->first + it->second.bytes) return true;
+    }
+  }
+  return cuda_range_locked(first, last);
+}
+
 bool host_register(const void* p, std::size_t bytes, const char* what) {
   if (p == nullptr || bytes == 0) return false;
   const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p), b = a + bytes;
@@ -162,7 +180,7 @@ bool host_register(const void* p, std::size_t bytes, const char* what) {
   }
   Registration r;
   r.bytes = bytes;
-  const bool locked = host_range_locked(p, reinterpret_cast<const char*>(p) + bytes - 1);
+  const bool locked = cuda_range_locked(p, reinterpret_cast<const char*>(p) + bytes - 1);
   if (!g_reg_atexit) {  // registered after the CUDA runtime started, so it runs before its exit
     std::atexit(host_unregister_all);
     g_reg_atexit = true;
