@@ -17,12 +17,14 @@
 !      0006): the bounds asked for, the same storage and values for a domain's next step,
 !      one set per domain, new storage when a domain's bounds change, page-locked once
 !      registered: batched + take == WRF each time
+!   I  a NaN in a batch: status 2, and no species is taken afterwards
 ! Cells outside each tile keep their sentinel. Prints PASS/FAIL lines; exit 1 on failure.
 ! Arguments: captures (default: quarter_ss step 120, then squall2d_x step 800, a 2-D case
 ! whose 2x2 tiling has a tile on the staggered end row only).
 !-------------------------------------------------------------------------------
 program test_advect_fortran
   use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated
+  use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
   use netcdf
   use module_wrfgpu_advect
   use module_wrfgpu_host
@@ -242,6 +244,24 @@ contains
   end do
   ! leave domain 1 for the next capture, whose bounds may differ: a third domain
   call wrfgpu_host_keep_old(3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+
+  ! ---- I: a NaN in the last species of a batch: stat 2 and nothing held, so nothing of the
+  ! store (the call's scratch, written before every group has passed the check) is taken
+  te = field
+  field(its + 1, kts + 1, jts + 1, nspec) = ieee_value(1., ieee_quiet_nan)
+  call wrfgpu_advect_batch('moist', 1, 1, nspec, field(ims,kms,jms,1), field_old(ims,kms,jms,1), &
+       ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt,         &
+       time_step, flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,              &
+       its, ite, jts, jte, kts, kte, backend=4, stat=stat)
+  call check(stat == 2, 'I: a NaN in a batch: status 2')
+  work = sentinel
+  all_took = .false.
+  do s = 1, nspec
+    call wrfgpu_advect_take(s, 1, work, took, ims, ime, kms, kme, jms, jme, its, ite, kts, kte, jts, jte)
+    all_took = all_took .or. took
+  end do
+  call check(.not. all_took .and. all(work == sentinel), 'I: nothing taken after a failed batch')
+  field = te
 
   deallocate(field, field_old, ref, ta, tb, tc, td, te, ru, rv, rom, work)
   deallocate(mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw)
