@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 
@@ -27,6 +28,11 @@ void keep_failure_status() {
 }  // namespace
 
 void bridge_report(const char* where, const char* what) noexcept {
+  // The kernels' messages may already begin with "<where>: " (the advection's InputErrors
+  // do): said once, not "wrfgpu: advection: advection: ...".
+  const std::size_t n = std::strlen(where);
+  const bool named = std::strncmp(what, where, n) == 0 && what[n] == ':' && what[n + 1] == ' ';
+  if (named) what += n + 2;
   try {
     t_last = std::string("wrfgpu: ") + where + ": " + what;
   } catch (...) {
