@@ -105,8 +105,10 @@ $(BUILD)/%_fast.o: %.cu $(HEADERS) configure.wrfgpu Makefile
 $(BUILD)/%.o: %.F90 configure.wrfgpu
 	@mkdir -p $(dir $@) include
 	$(FC) $(FFLAGS_ALL) -c $< -o $@
-# module_wrfgpu_advect uses module_wrfgpu_host (its batch store is page-locked through it)
-$(BUILD)/src/advection/fortran/module_wrfgpu_advect.o: $(BUILD)/fortran_iface/module_wrfgpu_host.o
+# The kernels' modules use module_wrfgpu_host (wrfgpu_bridge_stop; advection's batch store is
+# page-locked through it)
+$(BUILD)/src/advection/fortran/module_wrfgpu_advect.o $(BUILD)/src/radm2sorg/fortran/module_wrfgpu_radm2sorg.o \
+  $(BUILD)/src/wsm5/fortran/module_wrfgpu_wsm5.o: $(BUILD)/fortran_iface/module_wrfgpu_host.o
 
 # ---- library ------------------------------------------------------------------------------
 lib/libwrfgpu.a: $(OBJ)

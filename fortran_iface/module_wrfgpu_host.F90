@@ -20,7 +20,7 @@
 !
 ! solve_em's previous time level of the 4-D arrays (moist_old, scalar_old, tracer_old,
 ! chem_old) are automatic arrays there (Registry i1), allocated again at every call, so they
-! cannot be registered. With wrf_patch 0006 solve_em uses this module's arrays under those
+! cannot be registered. With wrf_patch 0005 solve_em uses this module's arrays under those
 ! names instead (USE module_wrfgpu_host, ONLY : moist_old => wrfgpu_moist_old, ...), and
 ! calls, before it uses them,
 !   CALL wrfgpu_host_keep_old(grid%id, grid%sm31, grid%em31, grid%sm32, grid%em32,
@@ -39,6 +39,9 @@ MODULE module_wrfgpu_host
   IMPLICIT NONE
   PRIVATE
   PUBLIC :: wrfgpu_host_register, wrfgpu_host_unregister, wrfgpu_host_keep_old
+  ! (fortran_iface/bridge.cpp) the Fortran wrappers' way to stop the run: with `status` and
+  ! this thread's last failure line, or with `message` (n characters) when n > 0
+  PUBLIC :: wrfgpu_bridge_stop
 
   ! The arrays of the domain whose solve_em runs (wrfgpu_host_keep_old)
   REAL, ALLOCATABLE, SAVE, PUBLIC :: wrfgpu_moist_old(:,:,:,:), wrfgpu_scalar_old(:,:,:,:), &
@@ -53,6 +56,11 @@ MODULE module_wrfgpu_host
   INTEGER, SAVE :: active_id = 0          ! the domain whose arrays are wrfgpu_*_old now
 
   INTERFACE
+    SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
+      IMPORT :: C_INT, C_CHAR
+      INTEGER(C_INT), VALUE :: status, n
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: message(*)
+    END SUBROUTINE wrfgpu_bridge_stop
     SUBROUTINE wrfgpu_host_register_c(a, bytes, what, nwhat, backend) &
          BIND(C, NAME='wrfgpu_host_register')
       IMPORT :: C_FLOAT, C_SIZE_T, C_CHAR, C_INT
@@ -143,19 +151,7 @@ CONTAINS
       END IF
     END DO
     WRITE (m, '(A,I0,A,I0,A)') 'wrfgpu_host_keep_old: domain ', id, ': more than ', max_domains, ' domains'
-    CALL stop_run(TRIM(m))
+    CALL wrfgpu_bridge_stop(1_C_INT, TRIM(m), INT(LEN_TRIM(m), C_INT))
   END FUNCTION slot
-
-  SUBROUTINE stop_run(message)
-    CHARACTER(LEN=*), INTENT(IN) :: message
-    INTERFACE
-      SUBROUTINE wrfgpu_bridge_stop(status, m, n) BIND(C, NAME='wrfgpu_bridge_stop')
-        IMPORT :: C_INT, C_CHAR
-        INTEGER(C_INT), VALUE :: status, n
-        CHARACTER(KIND=C_CHAR), INTENT(IN) :: m(*)
-      END SUBROUTINE wrfgpu_bridge_stop
-    END INTERFACE
-    CALL wrfgpu_bridge_stop(1_C_INT, message, INT(LEN(message), C_INT))
-  END SUBROUTINE stop_run
 
 END MODULE module_wrfgpu_host

@@ -761,7 +761,6 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // no output is copied back until every group has passed (ChunkPlan::device_check).
   plan.device_check = device_check;
   constexpr int kChecked = 5;
-  unsigned long long first_bad[kChecked] = {~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
   if (plan.device_check) {
     // field, field_old, then (where checked on the device) ru, rv, rom
     const RowCheck* rcs[kChecked] = {rc_f, sep_fo && !fo_staged ? rc_fo : nullptr, nullptr, nullptr, nullptr};
@@ -823,10 +822,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     // (run() calls it once every chunk's check has completed: the results are final)
     steps.checks_pass = [&, dfirst, hfirst]() {
       WRFGPU_CUDA_CHECK(cudaMemcpy(hfirst, dfirst, kChecked * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-      std::copy(hfirst, hfirst + kChecked, first_bad);
-      for (unsigned long long c : first_bad)
-        if (c != ~0ull) return false;
-      return true;
+      return std::all_of(hfirst, hfirst + kChecked, [](unsigned long long c) { return c == ~0ull; });
     };
   }
 

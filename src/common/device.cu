@@ -114,7 +114,6 @@ void host_free_locked(void* p) {
   if (p) cudaFreeHost(p);
 }
 
-
 // The registrations made by host_register: start address -> range. `pinned`: this library
 // called cudaHostRegister (so it unregisters); `failed`: registering failed and was reported,
 // so the range is not tried again.
@@ -134,9 +133,7 @@ void release_locked(std::map<std::uintptr_t, Registration>::iterator it) {
   }
   g_reg.erase(it);
 }
-}  // namespace
 
-namespace {
 // What CUDA says of both ends (host_register asks this with g_reg_mutex held).
 bool cuda_range_locked(const void* first, const void* last) {
   for (const void* p : {first, last}) {

@@ -21,7 +21,7 @@
 !-------------------------------------------------------------------------------
 MODULE module_wrfgpu_advect
   USE, INTRINSIC :: ISO_C_BINDING
-  USE module_wrfgpu_host, ONLY : wrfgpu_host_register, wrfgpu_host_unregister
+  USE module_wrfgpu_host, ONLY : wrfgpu_host_register, wrfgpu_host_unregister, wrfgpu_bridge_stop
   IMPLICIT NONE
   PRIVATE
   PUBLIC :: wrfgpu_advect, wrfgpu_advect_flags
@@ -51,11 +51,6 @@ MODULE module_wrfgpu_advect
   CHARACTER(LEN=16), SAVE :: batch_said(8) = ''   ! arrays whose batching was announced
 
   INTERFACE
-    SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
-      IMPORT :: C_INT, C_CHAR
-      INTEGER(C_INT), VALUE :: status, n
-      CHARACTER(KIND=C_CHAR), INTENT(IN) :: message(*)
-    END SUBROUTINE wrfgpu_bridge_stop
     SUBROUTINE wrfgpu_advect_run(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom, &
          mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,        &
          flags, dims, accumulate, backend, times, ierr) BIND(C, name='wrfgpu_advect_run')

@@ -14,7 +14,7 @@
 !   G  the arrays registered in place (module_wrfgpu_host), released, allocated again and
 !      registered again: batched + take                        -> equals WRF bit for bit
 !   H  field_old kept for the run (wrfgpu_host_keep_old: solve_em's moist_old with wrf_patch
-!      0006): the bounds asked for, the same storage and values for a domain's next step,
+!      0005): the bounds asked for, the same storage and values for a domain's next step,
 !      one set per domain, new storage when a domain's bounds change, page-locked once
 !      registered: batched + take == WRF each time
 !   I  a NaN in a batch: status 2, and no species is taken afterwards
@@ -210,7 +210,7 @@ contains
     ru = work
   end do
 
-  ! ---- H: field_old kept for the run, as solve_em's moist_old with wrf_patch 0006
+  ! ---- H: field_old kept for the run, as solve_em's moist_old with wrf_patch 0005
   ! (wrfgpu_host_keep_old at the start of the step, wrfgpu_host_register at the batch)
   call wrfgpu_host_keep_old(1, ims, ime, kms, kme, jms, jme, nspec, 1, 1, 1)
   call check(all(lbound(wrfgpu_moist_old) == (/ ims, kms, jms, 1 /)) .and. &

@@ -10,6 +10,7 @@
 !        ims,ime,jms,jme,kms,kme, its,ite,jts,jte,kts,kte)
 MODULE module_wrfgpu_radm2sorg
   USE, INTRINSIC :: ISO_C_BINDING
+  USE module_wrfgpu_host, ONLY : wrfgpu_bridge_stop
   IMPLICIT NONE
   PRIVATE
   PUBLIC :: wrfgpu_radm2sorg, wrfgpu_radm2sorg_chem_name, wrfgpu_radm2sorg_ph_name, &
@@ -20,11 +21,6 @@ MODULE module_wrfgpu_radm2sorg
                                 wrfgpu_radm2sorg_nph = 21, wrfgpu_radm2sorg_ldrog = 17
 
   INTERFACE
-    SUBROUTINE wrfgpu_bridge_stop(status, message, n) BIND(C, NAME='wrfgpu_bridge_stop')
-      IMPORT :: C_INT, C_CHAR
-      INTEGER(C_INT), VALUE :: status, n
-      CHARACTER(KIND=C_CHAR), INTENT(IN) :: message(*)
-    END SUBROUTINE wrfgpu_bridge_stop
     ! config_bridge.cpp: a WRFGPU_* flag through the library's settings table (1/0, dflt
     ! when unset; a value that is not a flag stops the program naming it)
     INTEGER(C_INT) FUNCTION wrfgpu_config_flag(name, dflt) BIND(C, NAME='wrfgpu_config_flag')

@@ -21,6 +21,7 @@
 !-------------------------------------------------------------------------------
 module module_wrfgpu_wsm5
   use iso_c_binding, only: c_float, c_int, c_char
+  use module_wrfgpu_host, only: wrfgpu_bridge_stop
   implicit none
   private
   public :: wsm5_gpu, wrfgpu_wsm5_init, wrfgpu_wsm5_backend
@@ -47,11 +48,6 @@ module module_wrfgpu_wsm5
       import :: c_float
       real(c_float), value :: dens
     end subroutine wrfgpu_wsm5_set_dens
-    subroutine wrfgpu_bridge_stop(status, message, n) bind(C, name='wrfgpu_bridge_stop')
-      import :: c_char, c_int
-      integer(c_int), value :: status, n
-      character(kind=c_char), intent(in) :: message(*)
-    end subroutine wrfgpu_bridge_stop
     subroutine wrfgpu_wsm5_set_backend(name, n) bind(C, name='wrfgpu_wsm5_set_backend')
       import :: c_char, c_int
       character(kind=c_char), intent(in) :: name(*)
