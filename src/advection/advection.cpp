@@ -90,7 +90,7 @@ long first_bad(const RowCheck& rc, const WrfDims& d, std::size_t sst) {
 std::string first_bad_tracer(const Prepared& p) {
   for (const RowCheck& rc : p.tracer_checks) {
     const long first = first_bad(rc, p.in->dims, p.sst);
-    if (first != LONG_MAX) return rc.message(first);
+    if (first != LONG_MAX) return rc.message(first, p.in->dims, p.sst, *p.in);
   }
   return "";
 }
@@ -98,18 +98,24 @@ std::string first_bad_tracer(const Prepared& p) {
 std::string first_bad_met(const Prepared& p) {
   for (const RowCheck& rc : p.met_checks) {
     const long first = first_bad(rc, p.in->dims, 0);
-    if (first != LONG_MAX) return rc.message(first);
+    if (first != LONG_MAX) return rc.message(first, p.in->dims, 0, *p.in);
   }
   return "";
 }
 
-std::string RowCheck::message(long code) const {
+std::string RowCheck::message(long code, const WrfDims& d, std::size_t sst, const AdvectInputs& in) const {
   const long ni = u.ni(), nkb = nk(), njb = u.nj();
   const int i = u.i0 + (int)(code % ni);
   const long r = code / ni;
   const int k = k0 + (int)(r % nkb), j = u.j0 + (int)(r / nkb % njb), s = (int)(r / nkb / njb);
+  const float v = p[(std::size_t)s * sst + (kind == 2 ? d.idx2(i, j) : d.idx3(i, k, j))];
   std::ostringstream o;
-  o << name << ": non-finite value";
+  if (kind == 4 && !in.array_name.empty()) {  // WRF's element: moist_old(i,k,j,im)
+    o << in.array_name << (std::string(name) == "field_old" ? "_old" : "") << "(" << i << "," << k
+      << "," << j << "," << in.first_index + s << "): non-finite value " << v;
+    return o.str();
+  }
+  o << name << ": non-finite value " << v;
   if (kind == 4) o << " in species " << s;
   if (kind == 2) o << " at (i,j)=(" << i << "," << j << ")";
   else o << " at " << ijk(i, k, j);
@@ -327,7 +333,7 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
         continue;
       }
       const long first = first_bad(rc, d, sst);
-      if (first != LONG_MAX) bad(rc.message(first));
+      if (first != LONG_MAX) bad(rc.message(first, d, n.kind == 4 ? sst : 0, in));
       // The column mass and the map factors divide the fluxes: zero or a negative value is
       // not a state WRF can be in, and would give Inf or a sign-flipped flux without a message.
       const std::string nm = n.name;

@@ -52,6 +52,12 @@ struct AdvectInputs {
   bool accumulate = false;
   // Check every input value the scheme reads for NaN/Inf first (InputError naming it).
   bool check_finite = true;
+  // For messages: the WRF 4-D array the species come from (field is array(:,:,:,first_index),
+  // field_old array_old(:,:,:,first_index)), so that a bad value reads "moist_old(5,4,6,3):
+  // non-finite value nan" with WRF's own subscripts. Empty: "field_old: ... in species 1 at ...",
+  // the species counted from 0 within the call.
+  std::string array_name;
+  int first_index = 1;
 };
 
 // Timings of one call (GPU: CUDA events, summed over the species groups; with overlap, the

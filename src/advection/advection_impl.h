@@ -61,8 +61,10 @@ struct RowCheck {
     }
     return LONG_MAX;
   }
-  // "field: non-finite value in species 2 at (i,k,j)=(5,4,6)" for the value of `code`
-  std::string message(long code) const;
+  // The bad value of `code` named: "field: non-finite value nan in species 2 at (i,k,j)=(5,4,6)",
+  // or with WRF's subscripts where the inputs name their 4-D array (AdvectInputs::array_name):
+  // "moist(5,4,6,4): non-finite value nan". d and sst: the array's layout, to read the value.
+  std::string message(long code, const WrfDims& d, std::size_t sst, const AdvectInputs& in) const;
 };
 
 struct Prepared {

@@ -3,7 +3,9 @@
 // Arrays are WRF's own (no copies on the Fortran side): 4-D tracer arrays are passed by their
 // first element of the first species to advect, e.g. moist(ims,kms,jms,PARAM_FIRST_SCALAR).
 // Errors, status and the backend default: bridge.h (*ierr 0, 1 or 2).
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include "advection.h"
 #include "bridge.h"
 #include "call_timing.h"
@@ -31,8 +33,9 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
                        const float* msftx, const float* msfty, const float* c1, const float* c2,
                        const float* fzm, const float* fzp, const float* rdzw, const float* rdx,
                        const float* rdy, const float* dt, const int* time_step, const int* flags,
-                       const int* dims, const int* accumulate, const int* backend, double* times,
-                       int* ierr) {
+                       const int* dims, const int* accumulate, const int* backend,
+                       const char* array_name, const int* array_name_len, const int* first_index,
+                       double* times, int* ierr) {
   *ierr = bridge_call("advection", [&] {
     adv::AdvectInputs in;
     WrfDims& d = in.dims;
@@ -55,6 +58,8 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
     in.c1 = c1; in.c2 = c2; in.fzm = fzm; in.fzp = fzp; in.rdzw = rdzw;
     in.rdx = *rdx; in.rdy = *rdy; in.dt = *dt; in.time_step = *time_step;
     in.accumulate = *accumulate != 0;
+    in.array_name.assign(array_name, (std::size_t)std::max(*array_name_len, 0));
+    in.first_index = *first_index;
     in.check_finite = config::flag("WRFGPU_ADVECT_CHECK").value_or(in.check_finite);
     const Backend b = bridge_backend(*backend);
     const Mode m = mode_from_env(Mode::Strict);

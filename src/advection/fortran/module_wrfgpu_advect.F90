@@ -53,9 +53,13 @@ MODULE module_wrfgpu_advect
   INTERFACE
     SUBROUTINE wrfgpu_advect_run(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom, &
          mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,        &
-         flags, dims, accumulate, backend, times, ierr) BIND(C, name='wrfgpu_advect_run')
-      IMPORT :: C_INT, C_FLOAT, C_DOUBLE
+         flags, dims, accumulate, backend, array_name, array_name_len, first_index, times, ierr) &
+         BIND(C, name='wrfgpu_advect_run')
+      IMPORT :: C_INT, C_FLOAT, C_DOUBLE, C_CHAR
       INTEGER(C_INT), INTENT(IN) :: pd, nspec, time_step, flags(16), dims(18), accumulate, backend
+      ! the 4-D array field is a species of, and field's 4th subscript there, for messages
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: array_name(*)
+      INTEGER(C_INT), INTENT(IN) :: array_name_len, first_index
       REAL(C_FLOAT), INTENT(IN) :: field(*), field_old(*), ru(*), rv(*), rom(*)
       REAL(C_FLOAT), INTENT(INOUT) :: tend(*), h_tend(*), z_tend(*)
       REAL(C_FLOAT), INTENT(IN) :: mut(*), mub(*), mu_old(*), msftx(*), msfty(*)
@@ -113,7 +117,7 @@ CONTAINS
     IF (PRESENT(accumulate)) acc = accumulate
     CALL wrfgpu_advect_run(INT(pd, C_INT), INT(nspec, C_INT), field, field_old, tend, h_tend, &
          z_tend, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, &
-         dt, INT(time_step, C_INT), INT(flags, C_INT), dims, acc, b, t, ierr)
+         dt, INT(time_step, C_INT), INT(flags, C_INT), dims, acc, b, ' ', 0_C_INT, 1_C_INT, t, ierr)
     IF (PRESENT(times)) times = t
     IF (PRESENT(stat)) THEN
       stat = ierr
@@ -174,11 +178,13 @@ CONTAINS
       IF (pd /= 0) THEN
         CALL wrfgpu_advect_run(1_C_INT, INT(last - first + 1, C_INT), field, field_old, batch_store, &
              unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
-             rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b, t, ierr)
+             rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b,                           &
+             what, INT(LEN_TRIM(what), C_INT), INT(first, C_INT), t, ierr)
       ELSE   ! advect_scalar(scalar, scalar, ...): field_old is not read
         CALL wrfgpu_advect_run(0_C_INT, INT(last - first + 1, C_INT), field, field, batch_store,    &
              unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
-             rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b, t, ierr)
+             rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b,                           &
+             what, INT(LEN_TRIM(what), C_INT), INT(first, C_INT), t, ierr)
       END IF
       IF (ierr == 0) THEN
         batch_first = first; batch_last = last; batch_pd = MERGE(1, 0, pd /= 0)

@@ -395,12 +395,18 @@ TEST(AdvectionApi, RejectsBadInput) {
   {
     SynthCase c3 = make_synth(sp);
     c3.field_old[2 * c3.d.size3() + c3.d.idx3(5, 4, 6)] = std::nanf("");
-    expect_input_error(c3.inputs(), "field_old: non-finite value in species 2 at (i,k,j)=(5,4,6)");
+    expect_input_error(c3.inputs(), "field_old: non-finite value nan in species 2 at (i,k,j)=(5,4,6)");
+    // named with WRF's own subscripts where the caller names the 4-D array (the batch of
+    // moist(:,:,:,2:) in WRF: species 2 of the call is moist_old(:,:,:,4))
+    AdvectInputs named = c3.inputs();
+    named.array_name = "moist";
+    named.first_index = 2;
+    expect_input_error(named, "moist_old(5,4,6,4): non-finite value nan");
   }
   {
     SynthCase c4 = make_synth(sp);
     c4.mut[c4.d.idx2(3, 3)] = INFINITY;
-    expect_input_error(c4.inputs(), "mut: non-finite value at (i,j)=(3,3)");
+    expect_input_error(c4.inputs(), "mut: non-finite value inf at (i,j)=(3,3)");
   }
   // a column without dry-air mass, a zero or negative map factor: named with the value
   {
@@ -425,12 +431,12 @@ TEST(AdvectionApi, RejectsBadInput) {
     const WrfDims& d6 = c6.d;
     c6.field[2 * d6.size3() + d6.idx3(9, 3, 3)] = std::nanf("");
     c6.field[1 * d6.size3() + d6.idx3(16, 5, 3)] = INFINITY;
-    expect_input_error(c6.inputs(), "field: non-finite value in species 1 at (i,k,j)=(16,5,3)");
+    expect_input_error(c6.inputs(), "field: non-finite value inf in species 1 at (i,k,j)=(16,5,3)");
     SynthCase c7 = make_synth(s6);
     c7.field[c7.d.idx3(19, 2, 16)] = std::nanf("");
     EXPECT_NO_THROW(run_pd(Backend::Cpu, Mode::Strict, c7.inputs()));
     c7.field[c7.d.idx3(19, 2, 12)] = std::nanf("");  // i = ite + 4, in the first box
-    expect_input_error(c7.inputs(), "field: non-finite value in species 0 at (i,k,j)=(19,2,12)");
+    expect_input_error(c7.inputs(), "field: non-finite value nan in species 0 at (i,k,j)=(19,2,12)");
   }
   // NaN outside what the scheme reads is not an error (WRF never reads it either)
   {

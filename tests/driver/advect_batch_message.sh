@@ -1,0 +1,19 @@
+#!/bin/sh
+# A bad value in a batched advection call (wrfgpu_advect_batch, as wrf_patch 0002 calls it for
+# moist) is named with WRF's own subscripts, moist(i,k,j,im), and its value: case I of
+# bin/test_advect_fortran puts a NaN in moist(its+1,kts+1,jts+1,nspec) of a batch of
+# moist(:,:,:,1:nspec).
+cd "$(dirname "$0")/../.." || exit 2
+t=bin/test_advect_fortran
+[ -x $t ] || { echo "FAIL $t was not built (make check builds it)"; exit 1; }
+out=$(WRFGPU_BACKEND=cpu timeout 300 $t 2>&1); rc=$?
+pat="^wrfgpu: advection: moist\(2,2,2,[0-9]+\): non-finite value nan$"
+if [ $rc -ne 0 ]; then echo "FAIL $t exited $rc:"; echo "$out" | tail -5; exit 1; fi
+n=$(echo "$out" | grep -cE "$pat")
+if [ "$n" -lt 1 ]; then
+  echo "FAIL no line matching '$pat'; the advection messages were:"; echo "$out" | grep "advection" | head -5; exit 1
+fi
+if echo "$out" | grep -q "in species"; then
+  echo "FAIL a batch's message counts species within the call:"; echo "$out" | grep "in species" | head -3; exit 1
+fi
+echo "ok   a NaN in a batch named as WRF's element, $n times: $(echo "$out" | grep -E "$pat" | head -1)"
