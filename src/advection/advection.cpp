@@ -318,8 +318,11 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
       if (n.kind == 1) {
         for (const Box& b : n.boxes)
           for (int k = b.k0; k <= b.k1; ++k)
-            if (!std::isfinite(n.p[k - d.kms]))
-              bad(std::string(n.name) + ": non-finite value at k=" + std::to_string(k));
+            if (!std::isfinite(n.p[k - d.kms])) {
+              std::ostringstream o;
+              o << n.name << ": non-finite value " << n.p[k - d.kms] << " at k=" << k;
+              bad(o.str());
+            }
         continue;
       }
       RowCheck rc = row_check(n, in.nspec);

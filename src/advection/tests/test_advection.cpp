@@ -407,6 +407,9 @@ TEST(AdvectionApi, RejectsBadInput) {
     SynthCase c4 = make_synth(sp);
     c4.mut[c4.d.idx2(3, 3)] = INFINITY;
     expect_input_error(c4.inputs(), "mut: non-finite value inf at (i,j)=(3,3)");
+    SynthCase c4z = make_synth(sp);
+    c4z.rdzw[3 - c4z.d.kms] = -INFINITY;  // a 1-D column array
+    expect_input_error(c4z.inputs(), "rdzw: non-finite value -inf at k=3");
   }
   // a column without dry-air mass, a zero or negative map factor: named with the value
   {
