@@ -769,17 +769,25 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
         const std::string n = rc.name;
         rcs[n == "ru" ? 2 : n == "rv" ? 3 : 4] = &rc;
       }
-    std::vector<int> h;
-    std::size_t at[kChecked] = {};
+    // Each check's RowTable (row offsets, then the rows' i intervals), written straight into
+    // the page-locked copy that goes to the device: where each starts first, then the tables.
+    std::size_t at[kChecked + 1] = {};
+    for (int a = 0; a < kChecked; ++a) {
+      std::size_t len = 0;
+      if (rcs[a]) {
+        len = (std::size_t)rcs[a]->u.nj() + 1;
+        for (const auto& iv : rcs[a]->ivs) len += 2 * iv.size();
+      }
+      at[a + 1] = at[a] + len;
+    }
+    const std::size_t nrows = at[kChecked];
+    int* drows = st.d_rows.reserve(std::max<std::size_t>(1, nrows));
+    int* hrows = st.pin_rows.reserve(std::max<std::size_t>(1, nrows));
     for (int a = 0; a < kChecked; ++a) {
       if (!rcs[a]) continue;
-      at[a] = h.size();
       const RowCheck& rc = *rcs[a];
       const int nj = rc.u.nj();
-      std::size_t nq = 0;
-      for (const auto& iv : rc.ivs) nq += iv.size();
-      h.resize(at[a] + nj + 1 + 2 * nq);
-      int* off = h.data() + at[a];
+      int* off = hrows + at[a];
       int* iv = off + nj + 1;
       int q = 0;
       for (int jj = 0; jj < nj; ++jj) {
@@ -788,16 +796,12 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       }
       off[nj] = q;
     }
-    int* drows = st.d_rows.reserve(std::max<std::size_t>(1, h.size()));
-    int* hrows = st.pin_rows.reserve(std::max<std::size_t>(1, h.size()));
-    std::copy(h.begin(), h.end(), hrows);
     unsigned long long* dfirst = st.d_first_bad.reserve(kChecked);
     unsigned long long* hfirst = st.pin_first_bad.reserve(kChecked);
     // The tables and the reset of the results go with the prologue, on its stream, which
     // every chunk's stream waits for: no host-blocking copy in the call's set-up (inside WRF
     // a synchronous copy waits behind the other ranks' copies on the link).
     const auto prologue = steps.prologue;
-    const std::size_t nrows = h.size();
     steps.prologue = [prologue, drows, hrows, nrows, dfirst](cudaStream_t s0) {
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(drows, hrows, nrows * sizeof(int), cudaMemcpyHostToDevice, s0));
       WRFGPU_CUDA_CHECK(cudaMemsetAsync(dfirst, 0xff, kChecked * sizeof(unsigned long long), s0));  // ~0ull: none
