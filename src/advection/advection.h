@@ -84,10 +84,16 @@ double gpu_cpu_plmv_limit(Mode m);
 
 // GPU tuning (defaults chosen for H100/H200).
 // 0 = automatic, which the environment can set for tuning without rebuilding:
-// WRFGPU_ADVECT_GROUP (species per transfer group), WRFGPU_ADVECT_SPT (species per thread).
+// WRFGPU_ADVECT_GROUP (species per transfer group), WRFGPU_ADVECT_SPT (species per thread),
+// WRFGPU_ADVECT_PD_KERNEL (march or three kernels).
 struct GpuOptions {
   int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each)
-  int species_per_thread = 0; // tracers one thread loops over (geometry computed once); 0: 8
+  int species_per_thread = 0; // three-kernel forms: tracers one thread loops over (geometry computed once); 0: 8
+  // PD scheme: the level march (one kernel per group, k_pd_fused) where its blocks fill the GPU
+  // at least three times over, the three kernels otherwise (PdKernel::Auto); or either, for
+  // measurement and tests (the environment: WRFGPU_ADVECT_PD_KERNEL=march|three).
+  enum class PdKernel { Auto, March, Three };
+  PdKernel pd_kernel = PdKernel::Auto;
   // When the tracers and tendencies of the call are page-locked (cudaHostAlloc or
   // cudaHostRegister), copy each group straight between them and the device: no host packing,
   // the NaN/Inf check of the tracers on the device (and ru, rv, rom straight too where they are

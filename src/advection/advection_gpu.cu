@@ -8,9 +8,12 @@
 //   tracers in groups of G species, double buffered over two streams: while the GPU works on
 //   group g, the host packs group g+1 (field, and field_old unless it is the same array) into
 //   the other pinned slot, checking for NaN/Inf the values the scheme reads as it copies them
-//   (the tracers are read from the caller's memory once); per group: H2D -> each face flux
-//   once -> (pd) limiter scales of the ring cells -> tendency of the tile -> D2H of the tile
-//   only, into one pinned output buffer for the call;
+//   (the tracers are read from the caller's memory once); per group: H2D -> the tendencies of
+//   the tile -> D2H of the tile only, into one pinned output buffer for the call. The PD
+//   scheme's tendencies come from one level-march kernel (k_pd_fused, with the call's face
+//   coefficients from k_pd_geom) where a group's launch has at least 3 blocks per SM, else
+//   from three kernels (each face flux once, the limiter scales of the ring cells, the
+//   tendencies); the unlimited scheme's from two (each face flux once, the tendencies);
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
@@ -90,16 +93,10 @@ __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
 #define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128)
 #endif
 
-// ---- the PD scheme's two stages, each face flux computed once ----------------------------------
-// (A variant without flux buffers, which recomputed every face in each cell, lost the measurement
-// in docs/performance.md, "Advection: each face flux once", and was deleted.)
-// Stage 0 computes the antidiffusive and low-order flux of every face the stages read, once per
-// face (the two cells of a face and the two stages used to compute it four times), into flux
-// [species][6][face box]: x hi, x lo, y hi, y lo, z hi, z lo of the faces at i, j, k. The face
-// box is the ring plus one face in i, j and k. A face is computed only where a cell that
-// computes it in WRF reads it: a limiter cell (stage 1, all six faces), or a tile cell (stage
-// 2; x faces where xdiv_cell, y faces where ydiv_cell), so nothing outside WRF's reads is read.
-// The face functions are the same as the CPU backend's: bitwise identical results.
+// ---- which faces the scheme reads ------------------------------------------------------------
+// A face is computed only where a cell that computes it in WRF reads it: a limiter cell (PD,
+// all six faces), or a tile cell (x faces where xdiv_cell, y faces where ydiv_cell), so nothing
+// outside WRF's reads is read.
 struct FaceUse {
   KBox r;                  // ring
   int ti0, ti1, tj0, tj1;  // tile
@@ -134,7 +131,7 @@ struct FaceStencils {
       : c0((unsigned)v.mt.idx3(i, k, j)), sst((unsigned)v.sst), sk(v.mt.nx()), sj(v.mt.nx() * v.mt.nz()) {}
   __device__ Pts32 at(const float* a, int s) const { return Pts32{a, (unsigned)s * sst + c0, sk, sj}; }
 };
-struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
+struct FluxBox {  // [species][ncomp][box] addressing of the face fluxes (PD three kernels: 6; unlimited: 3)
   const float* p;
   KBox b;
   std::size_t n;   // cells of the box
@@ -143,6 +140,28 @@ struct FluxBox {  // [species][6][box] addressing of the stage-0 fluxes
   }
 };
 
+// The tendency of tile cell (i,k,j) of species s from its face fluxes q and the scales
+// around it (sc), into the group's outputs at element o; where WRF's tendency is INTENT(INOUT)
+// (accumulate) it is added to what is there. Both PD forms end with it.
+template <class ScaleFn>
+__device__ void write_pd_tendency(const View& v, const PdTendGeom& g, const CellFlux& q, int s, unsigned o,
+                                  int i, int k, int j, const ScaleFn& sc) {
+  const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+  const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
+  const PdOut res = pd_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
+  v.tend[o] = res.t;
+  if (v.htend) v.htend[o] = res.h;
+  if (v.ztend) v.ztend[o] = res.z;
+}
+
+// ---- the PD scheme in three kernels, for calls too small to fill the GPU with level marches --
+// k_pd_faces computes the antidiffusive and low-order flux of every face the stages read,
+// once per face, into flux [species][6][face box] (x hi, x lo, y hi, y lo, z hi, z lo of the
+// faces at i, j, k; the face box is the ring plus one face in i, j and k); k_pd_scale_q the
+// limiter scale of each ring cell from them; k_pd_tend_q the tendency of each tile cell. One
+// thread per cell, each looping over spt species. (A variant without flux buffers, which
+// recomputed every face in each cell, lost the measurement in docs/performance.md, "Advection:
+// each face flux once", and was deleted.)
 __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
                                              int ns, int spt) {
   ThreadCell tc;
@@ -252,13 +271,220 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
     q.z0 = at.get(b, at.z0); q.z1 = at.get(b, at.z1);
     if (g.xd) { q.x0 = at.get(b, at.x0); q.x1 = at.get(b, at.x1); }
     if (g.yd) { q.y0 = at.get(b, at.y0); q.y1 = at.get(b, at.y1); }
-    const unsigned o = (unsigned)s * (unsigned)v.ost + o0;
-    const float t0 = v.accumulate ? v.tend[o] : 0.0f;
-    const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
-    const PdOut res = pd_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
-    v.tend[o] = res.t;
-    if (v.htend) v.htend[o] = res.h;
-    if (v.ztend) v.ztend[o] = res.z;
+    write_pd_tendency(v, g, q, s, (unsigned)s * (unsigned)v.ost + o0, i, k, j, sc);
+  }
+}
+
+// ---- the PD scheme in one kernel: a level march per block (issue 34) -------------------------
+// k_pd_geom, once per call: the upwind coefficients of every face the scheme reads (the
+// divisions of pd_xface, pd_yface and pd_zface, which do not depend on the species) into
+// geom[9][face box]: x a, b, coef, y a, b, coef, z a, b, coef.
+// k_pd_fused, one block per block of columns and species: 32 x 16 threads; thread (tx, ty)
+// owns column (oi - 1 + tx, oj - 1 + ty), where (oi, oj) is the block's first tile cell: tile
+// cells tx 1..29, ty 1..13, ring cells (limiter) tx 0..30, ty 0..14, faces tx 0..31, ty 0..15.
+// The tracer's level slabs (i oi-4..oi+32, j oj-4..oj+16, the x and y stencils of those faces)
+// come into shared memory by cp.async four levels ahead; the column's vertical stencil is a
+// window of registers. At level L the block computes the faces of L (x, y, into shared memory)
+// and L+1 (z, in registers); after one barrier, the limiter scales of level L (advect_scalar_pd's
+// "positive definite filter") and the tendencies of level L-1. Every value comes from the
+// advection_physics.h functions on the same operands as the CPU backend: the same bits.
+// Variants measured and dropped (several species per block, two blocks per SM), and where
+// the three kernels above stay faster: docs/performance.md, "Advection: one kernel for the PD
+// scheme".
+namespace fused {
+constexpr int kBX = 32, kBY = 16, kCol = kBX * kBY;  // threads = columns
+constexpr int kTX = kBX - 3, kTY = kBY - 3;          // tile cells per block
+constexpr int kSW = kBX + 5, kSH = kBY + 5, kSlab = kSW * kSH;
+constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;  // slab elements per thread
+constexpr int kNB = 8;  // slab levels held: L..L+3, L+4 in flight (a power of two: the ring index)
+constexpr int kNF = 4;  // face and scale levels held: L-1..L+1 (and a power of two)
+inline std::size_t smem_bytes(bool sep_fo) {
+  return sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol);
+}
+__device__ __forceinline__ void cp_async4(float* dst, const float* src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+// A stencil in a slab (x and y faces: dk is always 0).
+struct SlabPts {
+  const float* p;
+  __device__ float operator()(int di, int, int dj) const { return p[di + dj * kSW]; }
+};
+// A column's values at levels k-2..k+1 of z face k (dk = -2..1).
+struct ZWin {
+  float m2, m1, c0, p1;
+  __device__ float operator()(int, int dk, int) const { return dk == -2 ? m2 : dk == -1 ? m1 : dk == 0 ? c0 : p1; }
+};
+// The faces of a column at level L (x, y) and L+1 (z).
+struct Faces {
+  Face x, y, z;
+};
+}  // namespace fused
+
+__global__ void __launch_bounds__(128) k_pd_geom(View v, float* __restrict__ geom, KBox fb, FaceUse u) {
+  ThreadCell tc;
+  if (!thread_cell(fb, tc)) return;
+  bool dx, dy, dz;
+  u.faces_at(v, tc.i, tc.k, tc.j, dx, dy, dz);
+  const unsigned n = (unsigned)fb.ni * fb.nk * fb.nj, c = (unsigned)tc.c;
+  if (dx) { const Face f = pd_xface(v, tc.i, tc.k, tc.j); geom[c] = f.up.a; geom[c + n] = f.up.b; geom[c + 2 * n] = f.up.coef; }
+  if (dy) { const Face f = pd_yface(v, tc.i, tc.k, tc.j); geom[c + 3 * n] = f.up.a; geom[c + 4 * n] = f.up.b; geom[c + 5 * n] = f.up.coef; }
+  if (dz) { const Face f = pd_zface(v, tc.i, tc.k, tc.j); geom[c + 6 * n] = f.up.a; geom[c + 7 * n] = f.up.b; geom[c + 8 * n] = f.up.coef; }
+}
+
+// SEP: field_old is another array than field (its slabs are loaded too).
+template <bool SEP>
+__global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float* __restrict__ geom, KBox fb,
+                                                             KBox t, FaceUse u) {
+  using namespace fused;
+  extern __shared__ float sm[];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kBX * ty;
+  const int oi = t.i0 + blockIdx.x * kTX, oj = t.j0 + blockIdx.y * kTY;
+  const int i = oi - 1 + tx, j = oj - 1 + ty;
+  const int s = blockIdx.z;  // the species in the group
+  const int kts = v.g.kts, ktf = v.ktf;
+  // shared memory: F slabs [kNB], FO slabs [kNB] (SEP), then x hi, x lo, y hi, y lo, scale,
+  // each [kNF][kCol]
+  float* const flev = sm + (SEP ? 2 : 1) * kNB * kSlab;
+  auto fslab = [&](int K) { return sm + (K & (kNB - 1)) * kSlab; };
+  auto foslab = [&](int K) { return SEP ? sm + (kNB + (K & (kNB - 1))) * kSlab : fslab(K); };
+  auto lev = [&](int comp, int K) { return flev + (comp * kNF + (K & (kNF - 1))) * kCol; };
+  // This thread's slab elements: their offset at level kms in the group's box (-1: outside it).
+  const unsigned sk = (unsigned)v.mt.nx(), sj = sk * (unsigned)v.mt.nz();
+  int soff[kSlabPer];
+#pragma unroll
+  for (int q = 0; q < kSlabPer; ++q) {
+    const int e = tid + q * kCol;
+    const int ii = oi - 4 + e % kSW, jj = oj - 4 + e / kSW;
+    soff[q] = (e >= kSlab || ii < v.mt.ims || ii > v.mt.ime || jj < v.mt.jms || jj > v.mt.jme)
+                  ? -1 : (int)((unsigned)(ii - v.mt.ims) + (unsigned)(jj - v.mt.jms) * sj);
+  }
+  const unsigned sbase = (unsigned)s * (unsigned)v.sst;
+  auto load_slab = [&](int K) {
+    if (K <= ktf) {
+      const unsigned kk = sbase + (unsigned)(K - v.mt.kms) * sk;
+#pragma unroll
+      for (int q = 0; q < kSlabPer; ++q) {
+        if (soff[q] < 0) continue;
+        const int e = tid + q * kCol;
+        cp_async4(fslab(K) + e, v.f + kk + (unsigned)soff[q]);
+        if (SEP) cp_async4(foslab(K) + e, v.fo + kk + (unsigned)soff[q]);
+      }
+    }
+    cp_async_commit();  // one group per level, empty or not: wait_group counts levels
+  };
+  // which of this column's faces, ring (limiter) and tile cells the block computes
+  bool dx = false, dy = false, dz = false;
+  u.faces_at(v, i, kts, j, dx, dy, dz);
+  const bool ring = tx < kBX - 1 && ty < kBY - 1 && i >= u.r.i0 && i < u.r.i0 + u.r.ni && j >= u.r.j0 && j < u.r.j0 + u.r.nj;
+  const bool lim = ring && u.lim(v, i, j);
+  const bool tile = tx >= 1 && tx <= kTX && ty >= 1 && ty <= kTY && i < t.i0 + t.ni && j < t.j0 + t.nj;
+  const int c = (tx + 3) + (ty + 3) * kSW;  // the column in a slab
+  // the column in the face box (geom) and in the met fields (ru, rv, rom), at level kts
+  const unsigned gn = (unsigned)fb.ni * fb.nk * fb.nj, gk = (unsigned)fb.ni, mk = (unsigned)v.mm.nx();
+  unsigned g0 = 0, m0 = 0;
+  if (dx || dy || dz) {
+    g0 = (unsigned)(i - fb.i0) + gk * ((unsigned)(kts - fb.k0) + (unsigned)fb.nk * (unsigned)(j - fb.j0));
+    m0 = (unsigned)v.mm.idx3(i, kts, j);
+  }
+  const int xo = dx ? xface_order(v, i) : 0, yo = dy ? yface_order(v, j) : 0;
+  auto load_faces = [&](int L) {  // pd_xface, pd_yface at L and pd_zface at L+1, from geom
+    Faces f{};
+    const unsigned gl = g0 + (unsigned)(L - kts) * gk, ml = m0 + (unsigned)(L - kts) * mk;
+    if (dx) { f.x.order = xo; f.x.vel = v.ru[ml]; f.x.up = Upwind{geom[gl], geom[gl + gn], geom[gl + 2 * gn]}; }
+    if (dy) { f.y.order = yo; f.y.vel = v.rv[ml]; f.y.up = Upwind{geom[gl + 3 * gn], geom[gl + 4 * gn], geom[gl + 5 * gn]}; }
+    if (dz) {
+      f.z.order = zface_order(v, L + 1);
+      if (f.z.order != 0) {
+        f.z.vel = v.rom[ml + mk];
+        f.z.up = Upwind{geom[gl + gk + 6 * gn], geom[gl + gk + 7 * gn], geom[gl + gk + 8 * gn]};
+      }
+    }
+    return f;
+  };
+  // the column's 2-D operands of pd_cell_geom (limiter) and of pd_tend_geom (tendency)
+  float mub = 0, muo = 0, mx = 0, my = 0;
+  if (lim) { mub = v.A2(v.mub, i, j); muo = v.A2(v.mu_old, i, j); mx = v.A2(v.msftx, i, j); my = v.A2(v.msfty, i, j); }
+  PdTendGeom tg{};
+  unsigned ob = 0;  // the column's output at level kts
+  if (tile) { tg = pd_tend_geom(v, i, kts, j); ob = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, kts, j); }
+
+  for (int K = kts; K < kts + 4; ++K) load_slab(K);
+  cp_async_wait<0>();
+  __syncthreads();
+  // The column's window before level L's shift: F at L-2..L+1, FO at L-1..L; its z faces L-1
+  // and L; its scales at L-2 and L-1 (and L once computed).
+  float w0 = 0.0f, w1 = 0.0f, w2 = fslab(kts)[c], w3 = kts + 1 <= ktf ? fslab(kts + 1)[c] : 0.0f;
+  float o0 = 0.0f, o1 = foslab(kts)[c];
+  float scm = 1.0f, sc0 = 1.0f, scp = 1.0f;
+  Flux zprev{0.0f, 0.0f}, zlo{0.0f, 0.0f}, zup{0.0f, 0.0f};
+  Faces nxt = load_faces(kts);
+  for (int L = kts; L <= ktf + 1; ++L) {
+    load_slab(L + 4);
+    if (L <= ktf) {  // the faces of level L
+      const Faces f = nxt;
+      if (L + 1 <= ktf) nxt = load_faces(L + 1);  // the next level's, while this one computes
+      w0 = w1; w1 = w2; w2 = w3;
+      w3 = L + 2 <= ktf ? fslab(L + 2)[c] : 0.0f;
+      o0 = o1;
+      o1 = L + 1 <= ktf ? foslab(L + 1)[c] : 0.0f;
+      const SlabPts F{fslab(L) + c}, FO{foslab(L) + c};
+      if (dx) {
+        const Flux q = pd_xflux(f.x, F, FO, v.ts);
+        lev(0, L)[tid] = q.hi; lev(1, L)[tid] = q.lo;
+      }
+      if (dy) {
+        const Flux q = pd_yflux(f.y, F, FO, v.ts);
+        lev(2, L)[tid] = q.hi; lev(3, L)[tid] = q.lo;
+      }
+      zup = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, L + 1) : Flux{0.0f, 0.0f};
+    }
+    cp_async_wait<1>();  // slab L+3 is in (L+4 may still be on its way)
+    __syncthreads();
+    if (L <= ktf && ring) {  // the limiter scale of level L (1 where WRF's limiter does not reach)
+      float scn = 1.0f;
+      if (lim) {
+        const PdCellGeom g = pd_cell_geom(v.A1(v.c1, L), v.A1(v.c2, L), mub, muo, mx, my, v.A1(v.rdzw, L));
+        CellFlux q;
+        q.x0 = Flux{lev(0, L)[tid], lev(1, L)[tid]};
+        q.x1 = Flux{lev(0, L)[tid + 1], lev(1, L)[tid + 1]};
+        q.y0 = Flux{lev(2, L)[tid], lev(3, L)[tid]};
+        q.y1 = Flux{lev(2, L)[tid + kBX], lev(3, L)[tid + kBX]};
+        q.z0 = zlo;
+        q.z1 = zup;
+        scn = pd_scale(pd_ph_low(v, g, q, o0), pd_flux_out(v, g, q));
+      }
+      lev(4, L)[tid] = scn;
+      scp = scn;
+    }
+    if (L - 1 >= kts && tile) {  // the tendency of level L-1
+      const int k = L - 1;
+      tg.rdzw = v.A1(v.rdzw, k);  // pd_tend_geom at level k
+      CellFlux q{};
+      q.z0 = zprev;
+      q.z1 = zlo;
+      if (tg.xd) {
+        q.x0 = Flux{lev(0, k)[tid], lev(1, k)[tid]};
+        q.x1 = Flux{lev(0, k)[tid + 1], lev(1, k)[tid + 1]};
+      }
+      if (tg.yd) {
+        q.y0 = Flux{lev(2, k)[tid], lev(3, k)[tid]};
+        q.y1 = Flux{lev(2, k)[tid + kBX], lev(3, k)[tid + kBX]};
+      }
+      // the scales around the cell: its own column's from registers (1 past kts..ktf, as
+      // ScaleLookup gives), its neighbours' at level k from shared memory
+      const float* scl = lev(4, k);
+      const float own = sc0, below = k - 1 >= kts ? scm : 1.0f, above = k + 1 <= ktf ? scp : 1.0f;
+      const auto sc = [&](int di, int dk, int dj) {
+        return dk < 0 ? below : dk > 0 ? above : (di == 0 && dj == 0) ? own : scl[tid + di + dj * kBX];
+      };
+      write_pd_tendency(v, tg, q, s, ob + (unsigned)(k - kts) * (unsigned)v.mo.nx(), i, k, j, sc);
+    }
+    zprev = zlo; zlo = zup;
+    scm = sc0; sc0 = scp;
   }
 }
 
@@ -350,7 +576,7 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
 constexpr int kSlots = 2;
 struct Slot {
   PinnedBuffer<float> pin_in;
-  DeviceBuffer<float> d_in, d_out, d_scale, d_flux;
+  DeviceBuffer<float> d_in, d_out, d_scale, d_flux;  // the three-kernel forms' scales and face fluxes
 };
 struct Context {
   StagedPipeline pipe{"advect"};
@@ -362,6 +588,17 @@ struct Context {
   DeviceBuffer<unsigned long long> d_first_bad;  // their results (field, field_old),
   PinnedBuffer<unsigned long long> pin_first_bad;  // (read back into here)
   DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
+  DeviceBuffer<float> d_geom;                    // PD: the call's face coefficients (k_pd_geom)
+  int sm_dev = -1, sm_n = 0;                     // the current device's SMs, once per device
+  int sms() {
+    int d = 0;
+    WRFGPU_CUDA_CHECK(cudaGetDevice(&d));
+    if (d != sm_dev) {
+      WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sm_n, cudaDevAttrMultiProcessorCount, d));
+      sm_dev = d;
+    }
+    return sm_n;
+  }
 };
 Context& context() {
   static Context* c = new Context();  // never destroyed: CUDA may be gone at exit
@@ -465,7 +702,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const Box& RG = p.ring;
   const int ns = in.nspec;
   const std::size_t r3 = R.size(), r2 = (std::size_t)R.ni() * R.nj(), nk1 = (std::size_t)ud.nz();
-  const std::size_t t3 = T.size(), rg3 = p.pd ? RG.size() : 0;
+  const std::size_t t3 = T.size();
   const bool sep_fo = p.pd ? !p.fo_is_f : (!p.fo_is_f && (p.bc.open_xs || p.bc.open_xe || p.bc.open_ys || p.bc.open_ye));
   const int nout = 1 + (in.h_tendency ? 1 : 0) + (in.z_tendency ? 1 : 0);
   const bool acc = in.accumulate;
@@ -486,19 +723,21 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int G = opt.species_per_group;
   if (G <= 0) G = config::integer("WRFGPU_ADVECT_GROUP").value_or(0);
   // About 6 groups (the copies of one overlap the kernels of another), but at least 3 species
-  // per group (a group's kernels compute each cell's face geometry once for all its species)
-  // and at most 16 (pinned and device buffers). docs/performance.md has the measurements.
+  // per group (the three-kernel forms compute each cell's face geometry once for all the
+  // species of a thread; the level march's comes from k_pd_geom, once per call) and at most
+  // 16 (pinned and device buffers). docs/performance.md has the measurements.
   if (G <= 0) G = std::min(16, std::max((ns + 5) / 6, std::min(ns, 3)));
   G = std::min(G, ns);
   {
     // The kernels index each of a group's device arrays with 32-bit element offsets (species
     // times the per-species size, plus the offset in it): fewer species per group where a
     // patch is that large.
+    // The level march's face coefficients (9 per face-box cell) are one array for the call.
     Box fbx = p.pd ? RG : T;
     fbx.i1 += 1; fbx.j1 += 1; fbx.k1 += 1;
-    const std::size_t per_sp = std::max({rt3, (std::size_t)(p.pd ? 6 : 3) * fbx.size(), rg3, t3});
+    const std::size_t per_sp = std::max({rt3, (std::size_t)(p.pd ? 6 : 3) * fbx.size(), t3});
     const std::size_t lim = 0xffffffffu;
-    if (per_sp > lim)
+    if (per_sp > lim || (p.pd && 9 * fbx.size() > lim))
       throw RuntimeError("advection: the region of " + std::to_string(R.size()) +
                          " cells is too large for the GPU kernels' 32-bit offsets; split the patch");
     G = (int)std::min<std::size_t>((std::size_t)G, lim / per_sp);
@@ -507,10 +746,22 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
+  // PD: the level march where one group's launch has at least three blocks per SM, else the
+  // three kernels. Measured on an H100 (docs/performance.md, "Advection: one kernel for the PD
+  // scheme"): the march is faster from 4 blocks per SM (300 x 200 columns, 5 species) and
+  // slower at 2.2 and below (212 x 150), where its 35 levels in sequence leave SMs idle.
+  bool march = false;
+  if (p.pd) {
+    GpuOptions::PdKernel k = opt.pd_kernel;
+    if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
+      k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
+    const long blocks = (long)((T.ni() + fused::kTX - 1) / fused::kTX) * ((T.nj() + fused::kTY - 1) / fused::kTY) * G;
+    march = k == GpuOptions::PdKernel::March ||
+            (k == GpuOptions::PdKernel::Auto && blocks >= 3L * st.sms());
+  }
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
   const std::size_t fb3 = FB.size();
-  const int ncomp = p.pd ? 6 : 3;  // flux components per face and species
 
   // ---- buffers ----------------------------------------------------------------------------
   const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
@@ -535,8 +786,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       sl.d_in.reserve(in_per_sp * G);
       sl.d_out.reserve(out_per_sp * G);
     }
-    sl.d_scale.reserve(std::max<std::size_t>(1, rg3 * G));
-    sl.d_flux.reserve(std::max<std::size_t>(1, ncomp * fb3 * G));
+    if (!march) sl.d_flux.reserve(std::max<std::size_t>(1, (p.pd ? 6 : 3) * fb3 * G));
+    if (p.pd && !march) sl.d_scale.reserve(std::max<std::size_t>(1, RG.size() * G));
   }
   std::size_t bytes_h2d = met_n * sizeof(float), bytes_d2h = 0;
 
@@ -701,9 +952,21 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                                           (std::size_t)gn * t3 * sizeof(float),
                                           cudaMemcpyDeviceToDevice, strm));
     }
-    const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
-    if (p.pd) {
-      FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
+    if (march) {
+      const FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
+      const dim3 fb(fused::kBX, fused::kBY), fg((T.ni() + fused::kTX - 1) / fused::kTX,
+                                               (T.nj() + fused::kTY - 1) / fused::kTY, gn);
+      const std::size_t shm = fused::smem_bytes(sep_fo);
+      auto go = [&](auto kern) {
+        WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+        kern<<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), fu);
+      };
+      if (sep_fo) go(k_pd_fused<true>);
+      else go(k_pd_fused<false>);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_pd_fused");
+    } else if (p.pd) {
+      const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
+      const FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
       k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
       k_pd_scale_q<<<grid_for(RG, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), T.i0,
@@ -712,6 +975,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       k_pd_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), kbox(T), gn, spt);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_tend_q");
     } else {
+      const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
       FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
       k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
@@ -757,6 +1021,16 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     unpack3(pin_out + (std::size_t)sa * out_per_sp, no, outs, p.sst, gn, ud, T);
   };
 
+  if (march) {  // the face coefficients once per call, after the met fields' copy
+    float* dg = st.d_geom.reserve(9 * fb3);
+    const auto prologue = steps.prologue;
+    const FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
+    steps.prologue = [prologue, &v, dg, FB, fu, &grid_for](cudaStream_t s0) {
+      prologue(s0);
+      k_pd_geom<<<grid_for(FB, 1), dim3(32, 4, 1), 0, s0>>>(v, dg, kbox(FB), fu);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_pd_geom");
+    };
+  }
   // Page-locked path: the tracers' finite check on the device, group by group after its H2D;
   // no output is copied back until every group has passed (ChunkPlan::device_check).
   plan.device_check = device_check;

@@ -382,14 +382,18 @@ WRFGPU_HD bool pd_in_limiter(const View& v, int i, int j) {
 struct PdCellGeom {
   float mass, mxmy, myrdzw;
 };
-WRFGPU_HD PdCellGeom pd_cell_geom(const View& v, int i, int k, int j) {
-  const float c1 = v.A1(v.c1, k), c2 = v.A1(v.c2, k);
-  const float mx = v.A2(v.msftx, i, j), my = v.A2(v.msfty, i, j);
+// From its operands: c1(k), c2(k), mub, mu_old, msftx, msfty at (i,j), rdzw(k).
+WRFGPU_HD PdCellGeom pd_cell_geom(float c1, float c2, float mub, float mu_old, float mx, float my,
+                                  float rdzw) {
   PdCellGeom g;
-  g.mass = (c1 * v.A2(v.mub, i, j) + c2) + (c1 * v.A2(v.mu_old, i, j));
+  g.mass = (c1 * mub + c2) + (c1 * mu_old);
   g.mxmy = mx * my;
-  g.myrdzw = my * v.A1(v.rdzw, k);
+  g.myrdzw = my * rdzw;
   return g;
+}
+WRFGPU_HD PdCellGeom pd_cell_geom(const View& v, int i, int k, int j) {
+  return pd_cell_geom(v.A1(v.c1, k), v.A1(v.c2, k), v.A2(v.mub, i, j), v.A2(v.mu_old, i, j),
+                      v.A2(v.msftx, i, j), v.A2(v.msfty, i, j), v.A1(v.rdzw, k));
 }
 WRFGPU_HD float pd_ph_low(const View& v, const PdCellGeom& g, const CellFlux& q, float fo) {
   return g.mass * fo - v.dt * (g.mxmy * (v.rdx * (q.x1.lo - q.x0.lo) + v.rdy * (q.y1.lo - q.y0.lo)) +

@@ -5,7 +5,7 @@
 // kernel can run it with the threads of a block and the work arrays in shared memory.
 //
 // The arithmetic is the same as the two-stage scheme of advection_cpu.cpp (and the GPU's
-// k_pd_faces / k_pd_scale_q / k_pd_tend_q): every face flux, scale and tendency comes from the
+// level march k_pd_fused): every face flux, scale and tendency comes from the
 // same functions of advection_physics.h with the same operands, so the results are the same
 // bits; only which face is computed where changes. A block of columns (a sub-tile of WRF's
 // tile) needs the limiter scales of its cells and of the ring of face neighbours around it,
@@ -193,7 +193,7 @@ WRFGPU_HD void tile_scales_one(const Team& tm, const TileWork& w, int k) {
     for (int g = 0; g < w.t.ns; ++g) w.sc(g, pl)[n] = 1.0f;
 }
 
-// Tendencies of level k of the block's cells (k_pd_tend_q / pd_cell_tendency_q).
+// Tendencies of level k of the block's cells (pd_cell_tendency_q).
 template <class Team>
 WRFGPU_HD void tile_tendencies(const Team& tm, const View& v, const TileWork& w, int k) {
   const TileSpec& t = w.t;

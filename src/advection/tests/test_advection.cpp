@@ -802,8 +802,9 @@ TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
 // Tiles that the kernels' blocks of 32 x 4 (i, k) cells do not divide, level counts that are
 // not multiples of 4, species counts that neither the transfer group nor the species per
 // thread divide (1, 5, 81, 130), 1, 2 and 4 species per thread, every boundary type and a tile
-// that is not the whole domain: GPU strict == CPU strict, every output value (tendency, and
-// h/z tendencies where WRF writes them).
+// that is not the whole domain, and (PD) tiles the level march's blocks of 29 x 13 columns
+// do not divide, with both PD forms: GPU strict == CPU strict, every output value (tendency,
+// and h/z tendencies where WRF writes them).
 TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
   WRFGPU_REQUIRE_GPU();
   struct Shape { int nx, ny, nz, nspec, spt, bc; bool tile; };
@@ -820,19 +821,25 @@ TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
       else if (s.bc == 2) sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
       else sp.flags.symmetric_xs = sp.flags.symmetric_xe = sp.flags.symmetric_ys = sp.flags.symmetric_ye = true;
       if (s.tile) { sp.its = 7; sp.ite = 47; sp.jts = 5; sp.jte = 40; }
-      SynthCase c = make_synth(sp);
-      AdvectInputs in = c.inputs(pd == 1 && s.bc == 1);
-      GpuOptions o;
-      o.species_per_thread = s.spt;
-      AdvectTimings t;
-      if (pd) run_pd(Backend::Both, Mode::Strict, in, &t, o);
-      else run_unlimited(Backend::Both, Mode::Strict, in, &t, o);
-      EXPECT_EQ(t.both_cells_differing, 0u) << "pd " << pd << " " << s.nx << "x" << s.ny << "x" << s.nz
-                                            << ", " << s.nspec << " species, " << s.spt << " per block, bc " << s.bc;
-      // the tendencies are not all zero (the case advects something)
-      double tmax = 0;
-      for (float x : c.tendency) tmax = std::max(tmax, (double)std::fabs(x));
-      EXPECT_GT(tmax, 0.0);
+      // PD: the level march and the three kernels, whatever size would choose
+      for (const auto k : {GpuOptions::PdKernel::March, GpuOptions::PdKernel::Three}) {
+        if (!pd && k == GpuOptions::PdKernel::Three) continue;
+        SynthCase c = make_synth(sp);
+        AdvectInputs in = c.inputs(pd == 1 && s.bc == 1);
+        GpuOptions o;
+        o.species_per_thread = s.spt;
+        o.pd_kernel = k;
+        AdvectTimings t;
+        if (pd) run_pd(Backend::Both, Mode::Strict, in, &t, o);
+        else run_unlimited(Backend::Both, Mode::Strict, in, &t, o);
+        EXPECT_EQ(t.both_cells_differing, 0u)
+            << "pd " << pd << (k == GpuOptions::PdKernel::March ? " march " : " three kernels ") << s.nx << "x"
+            << s.ny << "x" << s.nz << ", " << s.nspec << " species, " << s.spt << " per thread, bc " << s.bc;
+        // the tendencies are not all zero (the case advects something)
+        double tmax = 0;
+        for (float x : c.tendency) tmax = std::max(tmax, (double)std::fabs(x));
+        EXPECT_GT(tmax, 0.0);
+      }
     }
 }
 

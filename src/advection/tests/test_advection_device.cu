@@ -418,7 +418,7 @@ struct FaceFluxF {
       } else {
         const P::Face f = P::pd_zface(v, p.i, p.k, p.j);
         a = P::pd_zflux(v, f, so, p.i, p.k, p.j);
-        b = f.order == 0 ? P::Flux{0.0f, 0.0f} : P::pd_zflux(v, f, F, FO, p.k);  // as k_pd_faces
+        b = f.order == 0 ? P::Flux{0.0f, 0.0f} : P::pd_zflux(v, f, F, FO, p.k);  // as k_pd_fused
       }
       o[0] = a.hi;
       o[1] = a.lo;
