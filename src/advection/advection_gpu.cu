@@ -589,12 +589,18 @@ struct Context {
   PinnedBuffer<unsigned long long> pin_first_bad;  // (read back into here)
   DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
   DeviceBuffer<float> d_geom;                    // PD: the call's face coefficients (k_pd_geom)
-  int sm_dev = -1, sm_n = 0;                     // the current device's SMs, once per device
-  int sms() {
+  // Once per device: its SM count, and the level march's shared-memory limit raised above the
+  // 48 KB default (a per-device attribute of each kernel), not at every launch.
+  int sm_dev = -1, sm_n = 0;
+  int pd_device_setup() {
     int d = 0;
     WRFGPU_CUDA_CHECK(cudaGetDevice(&d));
     if (d != sm_dev) {
       WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sm_n, cudaDevAttrMultiProcessorCount, d));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)fused::smem_bytes(true)));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)fused::smem_bytes(false)));
       sm_dev = d;
     }
     return sm_n;
@@ -751,13 +757,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // scheme"): the march is faster from 4 blocks per SM (300 x 200 columns, 5 species) and
   // slower at 2.2 and below (212 x 150), where its 35 levels in sequence leave SMs idle.
   bool march = false;
+  const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
   if (p.pd) {
+    const int nsm = st.pd_device_setup();
     GpuOptions::PdKernel k = opt.pd_kernel;
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
     const long blocks = (long)((T.ni() + fused::kTX - 1) / fused::kTX) * ((T.nj() + fused::kTY - 1) / fused::kTY) * G;
     march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && blocks >= 3L * st.sms());
+            (k == GpuOptions::PdKernel::Auto && blocks >= 3L * nsm);
   }
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
@@ -953,21 +961,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                                           cudaMemcpyDeviceToDevice, strm));
     }
     if (march) {
-      const FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
       const dim3 fb(fused::kBX, fused::kBY), fg((T.ni() + fused::kTX - 1) / fused::kTX,
                                                (T.nj() + fused::kTY - 1) / fused::kTY, gn);
       const std::size_t shm = fused::smem_bytes(sep_fo);
-      auto go = [&](auto kern) {
-        WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
-        kern<<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), fu);
-      };
-      if (sep_fo) go(k_pd_fused<true>);
-      else go(k_pd_fused<false>);
+      if (sep_fo) k_pd_fused<true><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
+      else k_pd_fused<false><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_fused");
     } else if (p.pd) {
       const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
-      const FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
-      k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
+      k_pd_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), pd_faces, gn, spt);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_faces");
       k_pd_scale_q<<<grid_for(RG, gn), blk, 0, strm>>>(vg, fl, S.d_scale.data(), kbox(RG), T.i0,
                                                        T.i1, T.j0, T.j1, gn, spt);
@@ -1024,10 +1026,9 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   if (march) {  // the face coefficients once per call, after the met fields' copy
     float* dg = st.d_geom.reserve(9 * fb3);
     const auto prologue = steps.prologue;
-    const FaceUse fu{kbox(RG), T.i0, T.i1, T.j0, T.j1};
-    steps.prologue = [prologue, &v, dg, FB, fu, &grid_for](cudaStream_t s0) {
+    steps.prologue = [prologue, &v, dg, FB, blk, &pd_faces, &grid_for](cudaStream_t s0) {
       prologue(s0);
-      k_pd_geom<<<grid_for(FB, 1), dim3(32, 4, 1), 0, s0>>>(v, dg, kbox(FB), fu);
+      k_pd_geom<<<grid_for(FB, 1), blk, 0, s0>>>(v, dg, kbox(FB), pd_faces);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_geom");
     };
   }
