@@ -6,6 +6,8 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
+#include <stdexcept>
 #include <sstream>
 #include <vector>
 #include "advection_impl.h"
@@ -30,16 +32,31 @@ std::string ijk(int i, int k, int j) {
   throw InputError("advection: " + what);
 }
 
+// The boxes an array is read in: one, or two (the cross of the tracers' x and y stencils).
+// Held in place: prepare() runs at every call.
+struct Boxes {
+  Box b[2];
+  int n = 0;
+  Boxes(std::initializer_list<Box> l) {
+    if (l.size() < 1 || l.size() > 2) throw std::logic_error("advection: an array is read in one or two boxes");
+    for (const Box& x : l) b[n++] = x;
+  }
+  const Box* begin() const { return b; }
+  const Box* end() const { return b + n; }
+  bool empty() const { return n == 0; }
+  const Box& operator[](int q) const { return b[q]; }
+};
+
 // One array the scheme reads and the boxes it reads from it.
 struct Need {
   const char* name;
   const float* p;
   int kind;  // 3: 3-D, 2: 2-D, 1: 1-D (k only), 4: tracer (all species)
-  std::vector<Box> boxes;
+  Boxes boxes;
 };
 
 // The rows of the union of n's boxes: the bounding box, and per j the boxes' i-intervals
-// that cover it, merged.
+// that cover it, in increasing i, merged where they touch.
 RowCheck row_check(const Need& n, int nspec) {
   RowCheck rc;
   rc.name = n.name;
@@ -57,14 +74,15 @@ RowCheck row_check(const Need& n, int nspec) {
   rc.k1 = n.kind == 2 ? 0 : u.k1;
   rc.ivs.resize((std::size_t)u.nj());
   for (int j = u.j0; j <= u.j1; ++j) {
-    std::vector<std::pair<int, int>> v;
+    RowCheck::Intervals& m = rc.ivs[(std::size_t)(j - u.j0)];
     for (const Box& b : n.boxes)
-      if (j >= b.j0 && j <= b.j1 && !b.empty()) v.push_back({b.i0, b.i1});
-    std::sort(v.begin(), v.end());
-    std::vector<std::pair<int, int>>& m = rc.ivs[(std::size_t)(j - u.j0)];
-    for (const auto& x : v) {
-      if (!m.empty() && x.first <= m.back().second + 1) m.back().second = std::max(m.back().second, x.second);
-      else m.push_back(x);
+      if (j >= b.j0 && j <= b.j1 && !b.empty()) m.iv[m.n++] = {b.i0, b.i1};
+    if (m.n == 2) {
+      if (m.iv[1] < m.iv[0]) std::swap(m.iv[0], m.iv[1]);
+      if (m.iv[1].first <= m.iv[0].second + 1) {
+        m.iv[0].second = std::max(m.iv[0].second, m.iv[1].second);
+        m.n = 1;
+      }
     }
   }
   return rc;
@@ -253,6 +271,7 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
   };
   const int ts = d.its, js = d.jts, ks = d.kts;
   std::vector<Need> needs;
+  needs.reserve(16);
   if (pd) {
     needs.push_back({"field", in.field, 4,
                      {box(cm_i(ts - 4, itf + 4), cm_j(js - 1, jtf + 1), ks, ktf),
@@ -313,6 +332,8 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
   // box and species by species, 324 regions for 81 tracers read most values twice.) With
   // defer_tracers the GPU backend checks the tracers while it packs them (tracer_checks).
   if (in.check_finite) {
+    p.tracer_checks.reserve(2);
+    p.met_checks.reserve(3);
     for (const Need& n : needs) {
       if (n.boxes.empty()) continue;
       if (n.kind == 1) {

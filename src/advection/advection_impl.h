@@ -44,7 +44,17 @@ struct RowCheck {
   const float* p = nullptr;
   Box u;
   int k0 = 0, k1 = -1, nsp = 1;
-  std::vector<std::vector<std::pair<int, int>>> ivs;
+  // The i-intervals of one row, in increasing i, merged. An array is read in the union of
+  // one or two boxes, so a row has at most two: held in place, so that building the rows at
+  // every call allocates once per array, not once per row.
+  struct Intervals {
+    int n = 0;
+    std::pair<int, int> iv[2];
+    const std::pair<int, int>* begin() const { return iv; }
+    const std::pair<int, int>* end() const { return iv + n; }
+    std::size_t size() const { return (std::size_t)n; }
+  };
+  std::vector<Intervals> ivs;
   int nk() const { return k1 - k0 + 1; }
   long code(int s, int i, int k, int j) const {
     return (((long)s * u.nj() + (j - u.j0)) * nk() + (k - k0)) * u.ni() + (i - u.i0);
