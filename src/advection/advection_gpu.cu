@@ -752,10 +752,14 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
-  // PD: the level march where one group's launch has at least three blocks per SM, else the
-  // three kernels. Measured on an H100 (docs/performance.md, "Advection: one kernel for the PD
-  // scheme"): the march is faster from 4 blocks per SM (300 x 200 columns, 5 species) and
-  // slower at 2.2 and below (212 x 150), where its 35 levels in sequence leave SMs idle.
+  // PD: the level march where one group's launch has enough blocks per SM, else the three
+  // kernels, whose one thread per cell fills SMs that the march's 35 levels in sequence leave
+  // idle. Enough depends on the species per group: the three kernels share a cell's face
+  // geometry among a thread's species, the march takes it from k_pd_geom whatever the group.
+  // Crossovers measured on an H100 (docs/performance.md, "Advection: one kernel for the PD
+  // scheme"), blocks per SM: 1 species between 0.41 (three kernels 1.5x faster) and 0.73
+  // (march 1.15x); 2 species at 1.45 (equal); 3 between 2.2 (three kernels 1.07x) and 4.0
+  // (march 1.09x), and the march 1.16x faster at 4.8 with 14.
   bool march = false;
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
   if (p.pd) {
@@ -764,8 +768,9 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
     const long blocks = (long)((T.ni() + fused::kTX - 1) / fused::kTX) * ((T.nj() + fused::kTY - 1) / fused::kTY) * G;
+    const long tenths_per_sm = G == 1 ? 6 : G == 2 ? 15 : 30;  // 0.6, 1.5, 3 blocks per SM
     march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && blocks >= 3L * nsm);
+            (k == GpuOptions::PdKernel::Auto && 10 * blocks >= tenths_per_sm * nsm);
   }
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
