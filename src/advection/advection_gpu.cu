@@ -82,8 +82,8 @@ __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
 #else
 #define WRFGPU_ADV_BOUNDS __launch_bounds__(128)
 #endif
-// The same for the face kernels (k_pd_faces, k_un_faces): 10 (48 registers, no spills)
-// measured best since the stencils are addressed from the cell's centre (8, 64 registers, before).
+// The same for the PD face kernel (k_pd_faces): 10 (48 registers, no spills) measured best
+// since the stencils are addressed from the cell's centre (8, 64 registers, before).
 #ifndef WRFGPU_ADV_FACES_MINB
 #define WRFGPU_ADV_FACES_MINB 10
 #endif
@@ -91,6 +91,11 @@ __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
 #define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128, WRFGPU_ADV_FACES_MINB)
 #else
 #define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128)
+#endif
+// The unlimited scheme's face kernel (k_un_faces): 12 (40 registers, no spills), 1.04x faster
+// than 10 on an H100 (docs/performance.md, "Advection: the unlimited scheme's two kernels").
+#ifndef WRFGPU_UN_FACES_MINB
+#define WRFGPU_UN_FACES_MINB 12
 #endif
 
 // ---- which faces the scheme reads ------------------------------------------------------------
@@ -518,8 +523,8 @@ __global__ void __launch_bounds__(128) k_check_rows(const float* __restrict__ a,
 
 // advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
-__global__ void WRFGPU_ADV_FACES_BOUNDS k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
-                                             int ns, int spt) {
+__global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
+    k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, int ns, int spt) {
   ThreadCell tc;
   if (!thread_cell(fb, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
