@@ -43,7 +43,6 @@ struct Boxes {
   }
   const Box* begin() const { return b; }
   const Box* end() const { return b + n; }
-  bool empty() const { return n == 0; }
   const Box& operator[](int q) const { return b[q]; }
 };
 
@@ -335,7 +334,6 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
     p.tracer_checks.reserve(2);
     p.met_checks.reserve(3);
     for (const Need& n : needs) {
-      if (n.boxes.empty()) continue;
       if (n.kind == 1) {
         for (const Box& b : n.boxes)
           for (int k = b.k0; k <= b.k1; ++k)

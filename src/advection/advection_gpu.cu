@@ -12,8 +12,9 @@
 //   the tile -> D2H of the tile only, into one pinned output buffer for the call. The PD
 //   scheme's tendencies come from one level-march kernel (k_pd_fused, with the call's face
 //   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (3, or 1.5
-//   and 0.6 for groups of 2 and 1 species), else from three kernels (each face flux once, the limiter scales of the ring cells, the
-//   tendencies); the unlimited scheme's from two (each face flux once, the tendencies);
+//   and 0.6 for groups of 2 and 1 species), else from three kernels (each face flux once,
+//   the limiter scales of the ring cells, the tendencies); the unlimited scheme's from two
+//   (each face flux once, the tendencies);
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.

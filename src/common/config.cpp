@@ -58,7 +58,7 @@ const std::vector<Setting>& table() {
       {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each", T,
        "library", "advection GPU: species per transfer group"},
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
-       "advection GPU, three-kernel forms: species per thread"},
+       "advection GPU, face-flux kernels (not the level march): species per thread"},
       {"WRFGPU_ADVECT_PD_KERNEL", C, "march|three", 0, 0,
        "computed: march where a group's blocks of 29 x 13 columns per SM are at least 0.6 (1 species per group), "
        "1.5 (2) or 3 (3 and more)", T, "library",
