@@ -745,16 +745,17 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // 16 (pinned and device buffers). docs/performance.md has the measurements.
   if (G <= 0) G = std::min(16, std::max((ns + 5) / 6, std::min(ns, 3)));
   G = std::min(G, ns);
+  Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
+  FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
+  const std::size_t fb3 = FB.size();
   {
     // The kernels index each of a group's device arrays with 32-bit element offsets (species
     // times the per-species size, plus the offset in it): fewer species per group where a
     // patch is that large.
     // The level march's face coefficients (9 per face-box cell) are one array for the call.
-    Box fbx = p.pd ? RG : T;
-    fbx.i1 += 1; fbx.j1 += 1; fbx.k1 += 1;
-    const std::size_t per_sp = std::max({rt3, (std::size_t)(p.pd ? 6 : 3) * fbx.size(), t3});
+    const std::size_t per_sp = std::max({rt3, (std::size_t)(p.pd ? 6 : 3) * fb3, t3});
     const std::size_t lim = 0xffffffffu;
-    if (per_sp > lim || (p.pd && 9 * fbx.size() > lim))
+    if (per_sp > lim || (p.pd && 9 * fb3 > lim))
       throw RuntimeError("advection: the region of " + std::to_string(R.size()) +
                          " cells is too large for the GPU kernels' 32-bit offsets; split the patch");
     G = (int)std::min<std::size_t>((std::size_t)G, lim / per_sp);
@@ -772,20 +773,18 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // (march 1.15x); 2 species at 1.45 (equal); 3 between 2.2 (three kernels 1.07x) and 4.0
   // (march 1.09x), and the march 1.16x faster at 4.8 with 14.
   bool march = false;
+  const dim3 march_tiles((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + fused::kTY - 1) / fused::kTY);
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
   if (p.pd) {
     const int nsm = st.pd_device_setup();
     GpuOptions::PdKernel k = opt.pd_kernel;
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
-    const long blocks = (long)((T.ni() + fused::kTX - 1) / fused::kTX) * ((T.nj() + fused::kTY - 1) / fused::kTY) * G;
+    const long blocks = (long)march_tiles.x * march_tiles.y * G;
     const long tenths_per_sm = G == 1 ? 6 : G == 2 ? 15 : 30;  // 0.6, 1.5, 3 blocks per SM
     march = k == GpuOptions::PdKernel::March ||
             (k == GpuOptions::PdKernel::Auto && 10 * blocks >= tenths_per_sm * nsm);
   }
-  Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
-  FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
-  const std::size_t fb3 = FB.size();
 
   // ---- buffers ----------------------------------------------------------------------------
   const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
@@ -977,8 +976,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                                           cudaMemcpyDeviceToDevice, strm));
     }
     if (march) {
-      const dim3 fb(fused::kBX, fused::kBY), fg((T.ni() + fused::kTX - 1) / fused::kTX,
-                                               (T.nj() + fused::kTY - 1) / fused::kTY, gn);
+      const dim3 fb(fused::kBX, fused::kBY), fg(march_tiles.x, march_tiles.y, gn);
       const std::size_t shm = fused::smem_bytes(sep_fo);
       if (sep_fo) k_pd_fused<true><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
       else k_pd_fused<false><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
