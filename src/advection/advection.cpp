@@ -359,14 +359,27 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers) {
       // The column mass and the map factors divide the fluxes: zero or a negative value is
       // not a state WRF can be in, and would give Inf or a sign-flipped flux without a message.
       const std::string nm = n.name;
+      // The rows in parallel (at CONUS size the PD scheme's three arrays are about 0.5 M
+      // values, 0.3-0.4 ms on one core); the first bad value in (box, j, i) order is named.
       if (n.kind == 2 && (nm == "mut" || nm == "msftx" || nm == "msfty"))
-        for (const Box& b : n.boxes)
-          for (int j = b.j0; j <= b.j1; ++j)
-            for (int i = b.i0; i <= b.i1; ++i)
-              if (!(n.p[d.idx2(i, j)] > 0.f))
-                bad(nm + ": value " + std::to_string(n.p[d.idx2(i, j)]) + " at (i,j)=(" + std::to_string(i) +
-                    "," + std::to_string(j) + ") is not positive (" +
-                    (nm == "mut" ? "the column's dry-air mass" : "a map-scale factor") + ")");
+        for (const Box& b : n.boxes) {
+          const int ni = b.ni(), nj = b.nj();
+          long first = LONG_MAX;
+#pragma omp parallel for schedule(static) reduction(min : first) if ((long)ni * nj > 65536)
+          for (int jj = 0; jj < nj; ++jj) {
+            const float* row = n.p + d.idx2(b.i0, b.j0 + jj);
+            for (int ii = 0; ii < ni; ++ii)
+              if (!(row[ii] > 0.f)) {
+                first = std::min(first, (long)jj * ni + ii);
+                break;
+              }
+          }
+          if (first == LONG_MAX) continue;
+          const int i = b.i0 + (int)(first % ni), j = b.j0 + (int)(first / ni);
+          bad(nm + ": value " + std::to_string(n.p[d.idx2(i, j)]) + " at (i,j)=(" + std::to_string(i) +
+              "," + std::to_string(j) + ") is not positive (" +
+              (nm == "mut" ? "the column's dry-air mass" : "a map-scale factor") + ")");
+        }
     }
     p.tracers_unchecked = defer_tracers;
   }

@@ -422,6 +422,15 @@ TEST(AdvectionApi, RejectsBadInput) {
     SynthCase c10 = make_synth(sp);
     c10.msftx[c10.d.idx2(5, 5)] = 0.f;
     expect_input_error(c10.inputs(), "msftx: value 0.000000 at (i,j)=(5,5)", false);
+    // a patch large enough for the rows to be checked in parallel: of three bad values the
+    // first in (j, i) order is named
+    SynthSpec big = sp;
+    big.nx = 300; big.ny = 240; big.nz = 4; big.nspec = 1;
+    SynthCase c11 = make_synth(big);
+    c11.mut[c11.d.idx2(250, 150)] = -2.f;
+    c11.mut[c11.d.idx2(200, 150)] = 0.f;
+    c11.mut[c11.d.idx2(10, 230)] = -1.f;
+    expect_input_error(c11.inputs(), "mut: value 0.000000 at (i,j)=(200,150) is not positive");
   }
   // An interior tile: the pd scheme reads field 4 rows beyond the tile in j only over the
   // tile's i range +-1 (the second box of the cross). A NaN there is found; with NaNs in
