@@ -127,9 +127,13 @@ std::string RowCheck::message(long code, const WrfDims& d, std::size_t sst, cons
   const int k = k0 + (int)(r % nkb), j = u.j0 + (int)(r / nkb % njb), s = (int)(r / nkb / njb);
   const float v = p[(std::size_t)s * sst + (kind == 2 ? d.idx2(i, j) : d.idx3(i, k, j))];
   std::ostringstream o;
-  if (kind == 4 && !in.array_name.empty()) {  // WRF's element: moist_old(i,k,j,im)
-    o << in.array_name << (std::string(name) == "field_old" ? "_old" : "") << "(" << i << "," << k
-      << "," << j << "," << in.first_index + s << "): non-finite value " << v;
+  if (kind == 4 && !in.array_name.empty()) {  // WRF's element: moist_old(i,k,j,im), tke_1(i,k,j)
+    if (std::string(name) != "field_old") o << in.array_name;
+    else if (!in.array_name_old.empty()) o << in.array_name_old;
+    else o << in.array_name << "_old";
+    o << "(" << i << "," << k << "," << j;
+    if (in.first_index > 0) o << "," << in.first_index + s;
+    o << "): non-finite value " << v;
     return o.str();
   }
   o << name << ": non-finite value " << v;

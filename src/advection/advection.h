@@ -58,6 +58,10 @@ struct AdvectInputs {
   // the species counted from 0 within the call.
   std::string array_name;
   int first_index = 1;
+  // field_old's array where it is not array_name + "_old" (WRF's TKE: tke_2 is advected from
+  // tke_1). first_index 0: the arrays are 3-D, one species, named without a species subscript
+  // ("tke_1(5,4,6): non-finite value nan").
+  std::string array_name_old;
 };
 
 // Timings of one call (GPU: CUDA events, summed over the species groups; with overlap, the

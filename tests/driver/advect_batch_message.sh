@@ -2,7 +2,8 @@
 # A bad value in a batched advection call (wrfgpu_advect_batch, as wrf_patch 0002 calls it for
 # moist) is named with WRF's own subscripts, moist(i,k,j,im), and its value: case I of
 # bin/test_advect_fortran puts a NaN in moist(its+1,kts+1,jts+1,nspec) of a batch of
-# moist(:,:,:,1:nspec).
+# moist(:,:,:,1:nspec); and one in tke_1(its+1,kts+1,jts+1) of a 3-D pair batched as wrf_patch
+# 0002 batches TKE (tke_2 advected from tke_1), named without a species subscript.
 cd "$(dirname "$0")/../.." || exit 2
 t=bin/test_advect_fortran
 [ -x $t ] || { echo "FAIL $t was not built (make check builds it)"; exit 1; }
@@ -17,3 +18,9 @@ if echo "$out" | grep -q "in species"; then
   echo "FAIL a batch's message counts species within the call:"; echo "$out" | grep "in species" | head -3; exit 1
 fi
 echo "ok   a NaN in a batch named as WRF's element, $n times: $(echo "$out" | grep -E "$pat" | head -1)"
+pat3="^wrfgpu: advection: tke_1\(2,2,2\): non-finite value nan$"
+n3=$(echo "$out" | grep -cE "$pat3")
+if [ "$n3" -lt 1 ]; then
+  echo "FAIL no line matching '$pat3'; the advection messages were:"; echo "$out" | grep "advection" | head -8; exit 1
+fi
+echo "ok   a NaN in a 3-D pair named as WRF's element, $n3 times: $(echo "$out" | grep -E "$pat3" | head -1)"

@@ -27,6 +27,9 @@ extern "C" {
 //   1 add to it. backend: 0 WRFGPU_BACKEND (else gpu), 1 cpu, 2 gpu, 3 both, 4 auto.
 //   Mode: WRFGPU_MODE (strict|fast, default strict).
 // times(4) (may be null): h2d, kernel, d2h, total milliseconds of the call.
+// array_name, old_name, first_index (for messages, AdvectInputs): the WRF arrays field and
+// field_old belong to (old_name empty: array_name + "_old") and field's species subscript there;
+// first_index 0: 3-D arrays, one species (TKE: tke_2 and tke_1).
 void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, const float* field_old,
                        float* tend, float* h_tend, float* z_tend, const float* ru, const float* rv,
                        const float* rom, const float* mut, const float* mub, const float* mu_old,
@@ -34,8 +37,8 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
                        const float* fzm, const float* fzp, const float* rdzw, const float* rdx,
                        const float* rdy, const float* dt, const int* time_step, const int* flags,
                        const int* dims, const int* accumulate, const int* backend,
-                       const char* array_name, const int* array_name_len, const int* first_index,
-                       double* times, int* ierr) {
+                       const char* array_name, const int* array_name_len, const char* old_name,
+                       const int* old_name_len, const int* first_index, double* times, int* ierr) {
   *ierr = bridge_call("advection", [&] {
     adv::AdvectInputs in;
     WrfDims& d = in.dims;
@@ -59,6 +62,7 @@ void wrfgpu_advect_run(const int* pd, const int* nspec, const float* field, cons
     in.rdx = *rdx; in.rdy = *rdy; in.dt = *dt; in.time_step = *time_step;
     in.accumulate = *accumulate != 0;
     in.array_name.assign(array_name, (std::size_t)std::max(*array_name_len, 0));
+    in.array_name_old.assign(old_name, (std::size_t)std::max(*old_name_len, 0));
     in.first_index = *first_index;
     in.check_finite = config::flag("WRFGPU_ADVECT_CHECK").value_or(in.check_finite);
     const Backend b = bridge_backend(*backend);

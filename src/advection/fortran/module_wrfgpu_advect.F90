@@ -53,13 +53,16 @@ MODULE module_wrfgpu_advect
   INTERFACE
     SUBROUTINE wrfgpu_advect_run(pd, nspec, field, field_old, tend, h_tend, z_tend, ru, rv, rom, &
          mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step,        &
-         flags, dims, accumulate, backend, array_name, array_name_len, first_index, times, ierr) &
+         flags, dims, accumulate, backend, array_name, array_name_len, old_name, old_name_len, &
+         first_index, times, ierr)                                                              &
          BIND(C, name='wrfgpu_advect_run')
       IMPORT :: C_INT, C_FLOAT, C_DOUBLE, C_CHAR
       INTEGER(C_INT), INTENT(IN) :: pd, nspec, time_step, flags(16), dims(18), accumulate, backend
-      ! the 4-D array field is a species of, and field's 4th subscript there, for messages
-      CHARACTER(KIND=C_CHAR), INTENT(IN) :: array_name(*)
-      INTEGER(C_INT), INTENT(IN) :: array_name_len, first_index
+      ! the 4-D array field is a species of, and field's 4th subscript there, for messages;
+      ! field_old's array when it is not array_name//'_old' (len 0: that one); first_index 0:
+      ! 3-D arrays named without a species subscript (TKE: tke_2, tke_1)
+      CHARACTER(KIND=C_CHAR), INTENT(IN) :: array_name(*), old_name(*)
+      INTEGER(C_INT), INTENT(IN) :: array_name_len, old_name_len, first_index
       REAL(C_FLOAT), INTENT(IN) :: field(*), field_old(*), ru(*), rv(*), rom(*)
       REAL(C_FLOAT), INTENT(INOUT) :: tend(*), h_tend(*), z_tend(*)
       REAL(C_FLOAT), INTENT(IN) :: mut(*), mub(*), mu_old(*), msftx(*), msfty(*)
@@ -117,7 +120,8 @@ CONTAINS
     IF (PRESENT(accumulate)) acc = accumulate
     CALL wrfgpu_advect_run(INT(pd, C_INT), INT(nspec, C_INT), field, field_old, tend, h_tend, &
          z_tend, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, &
-         dt, INT(time_step, C_INT), INT(flags, C_INT), dims, acc, b, ' ', 0_C_INT, 1_C_INT, t, ierr)
+         dt, INT(time_step, C_INT), INT(flags, C_INT), dims, acc, b, ' ', 0_C_INT, ' ', 0_C_INT,   &
+         1_C_INT, t, ierr)
     IF (PRESENT(times)) times = t
     IF (PRESENT(stat)) THEN
       stat = ierr
@@ -129,12 +133,15 @@ CONTAINS
   ! One call for species first..last of a WRF 4-D array (field = array(ims,kms,jms,first)),
   ! patch ips..ipe x jps..jpe x kps..kpe. pd: 1 = advect_scalar_pd (last RK step, reads
   ! field_old), 0 = advect_scalar (field only). flags as wrfgpu_advect_flags; tenddec must be
-  ! off (h/z tendencies are not held). what: the array's name, printed once.
+  ! off (h/z tendencies are not held). what: the array's name, printed once and in messages
+  ! (moist(i,k,j,im), field_old's as moist_old(i,k,j,im)). what_old: a 3-D array's pair, one
+  ! species (TKE: 'tke_2' advected from 'tke_1'), named in messages as tke_1(i,k,j).
   SUBROUTINE wrfgpu_advect_batch(what, pd, first, last, field, field_old, ru, rv, rom, mut, mub, &
        mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt, time_step, flags,             &
        ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,                               &
-       ips, ipe, jps, jpe, kps, kpe, backend, stat)
+       ips, ipe, jps, jpe, kps, kpe, backend, stat, what_old)
     CHARACTER(LEN=*), INTENT(IN) :: what
+    CHARACTER(LEN=*), INTENT(IN), OPTIONAL :: what_old
     INTEGER, INTENT(IN) :: pd, first, last, time_step, flags(16)
     INTEGER, INTENT(IN) :: ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme, &
                            ips, ipe, jps, jpe, kps, kpe
@@ -144,8 +151,9 @@ CONTAINS
     REAL, INTENT(IN) :: rdx, rdy, dt
     INTEGER, INTENT(IN), OPTIONAL :: backend
     INTEGER, INTENT(OUT), OPTIONAL :: stat
-    INTEGER(C_INT) :: dims(18), ierr, b, f(16)
+    INTEGER(C_INT) :: dims(18), ierr, b, f(16), first_index
     INTEGER(C_SIZE_T) :: n
+    CHARACTER(LEN=32) :: old_name
     REAL(C_DOUBLE) :: t(4)
     REAL(C_FLOAT) :: unused(1)
 
@@ -154,9 +162,18 @@ CONTAINS
       WRITE(0, '(A)') 'wrfgpu_advect_batch: tenddec (h/z tendency diagnostics) is not batched; '// &
                       'call wrfgpu_advect per species instead'
       ierr = 2
+    ELSE IF (PRESENT(what_old) .AND. last /= first) THEN
+      WRITE(0, '(A)') 'wrfgpu_advect_batch: what_old names a 3-D array: one species (first = last)'
+      ierr = 2
     ELSE IF (last < first) THEN
       ierr = 0
     ELSE
+      first_index = first
+      old_name = ' '
+      IF (PRESENT(what_old)) THEN
+        first_index = 0
+        old_name = what_old
+      END IF
       n = INT(ime - ims + 1, C_SIZE_T) * INT(kme - kms + 1, C_SIZE_T) *                     &
           INT(jme - jms + 1, C_SIZE_T) * INT(last - first + 1, C_SIZE_T)
       b = 0
@@ -179,12 +196,14 @@ CONTAINS
         CALL wrfgpu_advect_run(1_C_INT, INT(last - first + 1, C_INT), field, field_old, batch_store, &
              unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
              rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b,                           &
-             what, INT(LEN_TRIM(what), C_INT), INT(first, C_INT), t, ierr)
+             what, INT(LEN_TRIM(what), C_INT), old_name, INT(LEN_TRIM(old_name), C_INT),           &
+             first_index, t, ierr)
       ELSE   ! advect_scalar(scalar, scalar, ...): field_old is not read
         CALL wrfgpu_advect_run(0_C_INT, INT(last - first + 1, C_INT), field, field, batch_store,    &
              unused, unused, ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw,  &
              rdx, rdy, dt, INT(time_step, C_INT), f, dims, 0_C_INT, b,                           &
-             what, INT(LEN_TRIM(what), C_INT), INT(first, C_INT), t, ierr)
+             what, INT(LEN_TRIM(what), C_INT), old_name, INT(LEN_TRIM(old_name), C_INT),           &
+             first_index, t, ierr)
       END IF
       IF (ierr == 0) THEN
         batch_first = first; batch_last = last; batch_pd = MERGE(1, 0, pd /= 0)

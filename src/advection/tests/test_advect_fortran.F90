@@ -17,7 +17,9 @@
 !      0005): the bounds asked for, the same storage and values for a domain's next step,
 !      one set per domain, new storage when a domain's bounds change, page-locked once
 !      registered: batched + take == WRF each time
-!   I  a NaN in a batch: status 2, and no species is taken afterwards
+!   I  a NaN in a batch: status 2, and no species is taken afterwards; a NaN in a 3-D pair
+!      batched as TKE is (what_old): status 2 (the message, tke_1(i,k,j), is checked by
+!      tests/driver/advect_batch_message.sh)
 ! Cells outside each tile keep their sentinel. Prints PASS/FAIL lines; exit 1 on failure.
 ! Arguments: captures (default: quarter_ss step 120, then squall2d_x step 800, a 2-D case
 ! whose 2x2 tiling has a tile on the staggered end row only).
@@ -262,6 +264,21 @@ contains
   end do
   call check(.not. all_took .and. all(work == sentinel), 'I: nothing taken after a failed batch')
   field = te
+  ! a 3-D pair as wrf_patch 0002 batches TKE (tke_2 advected from tke_1): a NaN in the old one
+  ! is named tke_1(i,k,j); what_old with more than one species is refused
+  te(:, :, :, 1) = field_old(:, :, :, 1)
+  field_old(its + 1, kts + 1, jts + 1, 1) = ieee_value(1., ieee_quiet_nan)
+  call wrfgpu_advect_batch('tke_2', 1, 1, 1, field(ims,kms,jms,1), field_old(ims,kms,jms,1),     &
+       ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt,         &
+       time_step, flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,              &
+       its, ite, jts, jte, kts, kte, backend=4, stat=stat, what_old='tke_1')
+  call check(stat == 2, 'I: a NaN in a 3-D pair (tke_2 from tke_1): status 2')
+  field_old(:, :, :, 1) = te(:, :, :, 1)
+  call wrfgpu_advect_batch('tke_2', 1, 1, 2, field(ims,kms,jms,1), field_old(ims,kms,jms,1),     &
+       ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt,         &
+       time_step, flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,              &
+       its, ite, jts, jte, kts, kte, backend=4, stat=stat, what_old='tke_1')
+  call check(stat == 2, 'I: what_old with two species refused with status 2')
 
   deallocate(field, field_old, ref, ta, tb, tc, td, te, ru, rv, rom, work)
   deallocate(mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw)

@@ -402,6 +402,24 @@ TEST(AdvectionApi, RejectsBadInput) {
     named.array_name = "moist";
     named.first_index = 2;
     expect_input_error(named, "moist_old(5,4,6,4): non-finite value nan");
+    // a 3-D pair that is not array/array_old: WRF's TKE, tke_2 advected from tke_1
+    SynthSpec one = sp;
+    one.nspec = 1;
+    SynthCase c3t = make_synth(one);
+    c3t.field_old[c3t.d.idx3(5, 4, 6)] = std::nanf("");
+    AdvectInputs tke = c3t.inputs();
+    tke.array_name = "tke_2";
+    tke.array_name_old = "tke_1";
+    tke.first_index = 0;
+    expect_input_error(tke, "tke_1(5,4,6): non-finite value nan");
+    c3t.field_old[c3t.d.idx3(5, 4, 6)] = 1.f;
+    c3t.field[c3t.d.idx3(7, 2, 3)] = INFINITY;
+    expect_input_error(c3t.inputs(), "field: non-finite value inf in species 0 at (i,k,j)=(7,2,3)");
+    AdvectInputs tke2 = c3t.inputs();
+    tke2.array_name = "tke_2";
+    tke2.array_name_old = "tke_1";
+    tke2.first_index = 0;
+    expect_input_error(tke2, "tke_2(7,2,3): non-finite value inf");
   }
   {
     SynthCase c4 = make_synth(sp);
