@@ -527,6 +527,26 @@ __global__ void __launch_bounds__(128) k_check_rows(const float* __restrict__ a,
     }
 }
 
+// WRF's divisions by the literals 60. and 12. in advect_scalar's fluxes, as the IEEE quotient
+// RN(x/b) without nvcc's division sequence (the reciprocal refined again at each, FCHK and a
+// branch to the slow path, about 11 instructions): q = x RN(1/b) corrected once by FMA is RN(x/b)
+// for every float with 2^-124 <= |x| < Inf, for b = 60 and 12 (tested over all 2^32 floats,
+// docs/performance.md, "The divisions as a product and one FMA correction"), and x itself is the
+// quotient of a zero. Any other x (subnormal, Inf, NaN) clears `exact`; the face kernel then
+// takes that tracer's fluxes again with IEEE division, so a range test costs three integer
+// instructions instead of a branch per quotient.
+struct ProductDiv {
+  bool exact = true;
+  __device__ float operator()(float x, float b) {
+    const float r = 1.0f / b;  // b is a literal after inlining: folded, correctly rounded
+    const unsigned a = __float_as_uint(x) & 0x7fffffffu;
+    exact = exact && (a == 0u || a - (3u << 23) < ((0xffu - 3u) << 23));  // 0, or 2^-124 <= |x| < Inf
+    const float q = x * r;
+    const float p = fmaf(r, fmaf(-q, b, x), q);
+    return a == 0u ? x : p;
+  }
+};
+
 // advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
 __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
@@ -549,9 +569,19 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
   for (int s = s0; s < s1; ++s) {
     const Pts F = st.ptr(v.f, s);
     const unsigned o = (unsigned)s * 3u * un + (unsigned)c;
-    if (dx) flux[o] = un_xflux(fx, F, v.ts);
-    if (dy) flux[o + un] = un_yflux(fy, F, v.ts);
-    if (dz) flux[o + 2 * un] = un_zflux(v, fz, F, k);
+    ProductDiv d;
+    float qx = 0.0f, qy = 0.0f, qz = 0.0f;
+    if (dx) qx = un_xflux(fx, F, v.ts, d);
+    if (dy) qy = un_yflux(fy, F, v.ts, d);
+    if (dz) qz = un_zflux(v, fz, F, k, d);
+    if (!d.exact) {  // a quotient outside the product's range: IEEE division
+      if (dx) qx = un_xflux(fx, F, v.ts);
+      if (dy) qy = un_yflux(fy, F, v.ts);
+      if (dz) qz = un_zflux(v, fz, F, k);
+    }
+    if (dx) flux[o] = qx;
+    if (dy) flux[o + un] = qy;
+    if (dz) flux[o + 2 * un] = qz;
   }
 }
 

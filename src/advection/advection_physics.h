@@ -86,23 +86,51 @@ WRFGPU_HD float flux_upwind(const Upwind& u, float q_im1, float q_i) {
 }
 
 // ---- flux operators of advect_scalar (RK1/RK2, unlimited) -----------------------------------
-// Note WRF writes these differently from the pd ones (division by 12./60. at the end).
+// Note WRF writes these differently from the pd ones (division by 12./60. at the end). Div
+// divides by those literals: IeeeDiv (x / b) here and on the CPU; the GPU face kernel passes one
+// that forms the same IEEE quotient by a product and one FMA correction (advection_gpu.cu).
+struct IeeeDiv {
+  WRFGPU_HD float operator()(float x, float b) const { return x / b; }
+};
+template <class Div>
+WRFGPU_HD float un_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
+                         float q_ip2, Div& dv) {
+  return dv(37.0f * (q_i + q_im1) - 8.0f * (q_ip1 + q_im2) + (q_ip2 + q_im3), 60.0f);
+}
+template <class Div>
+WRFGPU_HD float un_flux5(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
+                         float q_ip2, float ua, float ts, Div& dv) {
+  return un_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2, dv) -
+         dv(ts * sign1(ua) * ((q_ip2 - q_im3) - 5.0f * (q_ip1 - q_im2) + 10.0f * (q_i - q_im1)),
+            60.0f);
+}
+template <class Div>
+WRFGPU_HD float un_flux4(float q_im2, float q_im1, float q_i, float q_ip1, Div& dv) {
+  return dv(7.0f * (q_i + q_im1) - (q_ip1 + q_im2), 12.0f);
+}
+template <class Div>
+WRFGPU_HD float un_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float ua, float ts,
+                         Div& dv) {
+  return un_flux4(q_im2, q_im1, q_i, q_ip1, dv) +
+         dv(ts * sign1(ua) * ((q_ip1 - q_im2) - 3.0f * (q_i - q_im1)), 12.0f);
+}
 WRFGPU_HD float un_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
                          float q_ip2) {
-  return (37.0f * (q_i + q_im1) - 8.0f * (q_ip1 + q_im2) + (q_ip2 + q_im3)) / 60.0f;
+  IeeeDiv d;
+  return un_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2, d);
 }
 WRFGPU_HD float un_flux5(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
                          float q_ip2, float ua, float ts) {
-  return un_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2) -
-         ts * sign1(ua) * ((q_ip2 - q_im3) - 5.0f * (q_ip1 - q_im2) + 10.0f * (q_i - q_im1)) /
-             60.0f;
+  IeeeDiv d;
+  return un_flux5(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2, ua, ts, d);
 }
 WRFGPU_HD float un_flux4(float q_im2, float q_im1, float q_i, float q_ip1) {
-  return (7.0f * (q_i + q_im1) - (q_ip1 + q_im2)) / 12.0f;
+  IeeeDiv d;
+  return un_flux4(q_im2, q_im1, q_i, q_ip1, d);
 }
 WRFGPU_HD float un_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float ua, float ts) {
-  return un_flux4(q_im2, q_im1, q_i, q_ip1) +
-         ts * sign1(ua) * ((q_ip1 - q_im2) - 3.0f * (q_i - q_im1)) / 12.0f;
+  IeeeDiv d;
+  return un_flux3(q_im2, q_im1, q_i, q_ip1, ua, ts, d);
 }
 
 }  // inline namespace phys_<mode>
@@ -583,27 +611,27 @@ WRFGPU_HD UnFace un_zface(const View& v, int i, int k, int j) {
   return UnFace{o, o == 0 ? 0.0f : v.ROM(i, k, j)};
 }
 // The fluxes from the stencil F centred on the face's upper cell (as pd_xflux).
-template <class S>
-WRFGPU_HD float un_xflux(const UnFace& fc, const S& F, float ts) {
+template <class S, class Div = IeeeDiv>
+WRFGPU_HD float un_xflux(const UnFace& fc, const S& F, float ts, Div&& dv = Div()) {
   const float vel = fc.vel;
   if (fc.order == 5)
-    return vel * un_flux5(F(-3, 0, 0), F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), F(2, 0, 0), vel, ts);
-  if (fc.order == 3) return vel * un_flux3(F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), vel, ts);
+    return vel * un_flux5(F(-3, 0, 0), F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), F(2, 0, 0), vel, ts, dv);
+  if (fc.order == 3) return vel * un_flux3(F(-2, 0, 0), F(-1, 0, 0), F(0, 0, 0), F(1, 0, 0), vel, ts, dv);
   return 0.5f * vel * (F(0, 0, 0) + F(-1, 0, 0));
 }
-template <class S>
-WRFGPU_HD float un_yflux(const UnFace& fc, const S& F, float ts) {
+template <class S, class Div = IeeeDiv>
+WRFGPU_HD float un_yflux(const UnFace& fc, const S& F, float ts, Div&& dv = Div()) {
   const float vel = fc.vel;
   if (fc.order == 5)
-    return vel * un_flux5(F(0, 0, -3), F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), F(0, 0, 2), vel, ts);
-  if (fc.order == 3) return vel * un_flux3(F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), vel, ts);
+    return vel * un_flux5(F(0, 0, -3), F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), F(0, 0, 2), vel, ts, dv);
+  if (fc.order == 3) return vel * un_flux3(F(0, 0, -2), F(0, 0, -1), F(0, 0, 0), F(0, 0, 1), vel, ts, dv);
   return 0.5f * vel * (F(0, 0, 0) + F(0, 0, -1));
 }
-template <class S>
-WRFGPU_HD float un_zflux(const View& v, const UnFace& fc, const S& F, int k) {
+template <class S, class Div = IeeeDiv>
+WRFGPU_HD float un_zflux(const View& v, const UnFace& fc, const S& F, int k, Div&& dv = Div()) {
   if (fc.order == 0) return 0.0f;
   const float vel = fc.vel;
-  if (fc.order == 3) return vel * un_flux3(F(0, -2, 0), F(0, -1, 0), F(0, 0, 0), F(0, 1, 0), -vel, v.ts);
+  if (fc.order == 3) return vel * un_flux3(F(0, -2, 0), F(0, -1, 0), F(0, 0, 0), F(0, 1, 0), -vel, v.ts, dv);
   return vel * (v.A1(v.fzm, k) * F(0, 0, 0) + v.A1(v.fzp, k) * F(0, -1, 0));
 }
 WRFGPU_HD float un_xflux(const View& v, std::size_t s, int i, int k, int j) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
@@ -868,6 +869,40 @@ TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
         EXPECT_GT(tmax, 0.0);
       }
     }
+}
+
+// The unlimited scheme's face kernel divides by WRF's 60. and 12. as a product and an FMA
+// correction where that equals IEEE division (2^-124 <= |x| < Inf, and zero) and by IEEE division
+// otherwise: tracers scaled into the subnormal range, to the edge of that range and far above
+// it give the CPU's bits, at every boundary kind.
+TEST(AdvectionGpu, UnlimitedQuotientsAtTheRangeEnds) {
+  WRFGPU_REQUIRE_GPU();
+  const float scale[] = {1e-39f, 3e-37f, 1e-36f, 1e30f};
+  for (int bc = 0; bc < 3; ++bc) {
+    SynthSpec sp;
+    sp.nx = 40; sp.ny = 28; sp.nz = 9; sp.nspec = 4; sp.seed = 90 + bc; sp.courant = 0.7f;
+    if (bc == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
+    else if (bc == 1) sp.flags.specified = true;
+    else sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
+    SynthCase c = make_synth(sp);
+    const std::size_t n3 = c.d.size3();
+    std::size_t subnormal = 0;
+    for (int q = 0; q < sp.nspec; ++q)
+      for (std::size_t e = 0; e < n3; ++e) {
+        c.field[q * n3 + e] *= scale[q];
+        c.field_old[q * n3 + e] *= scale[q];
+        const float x = c.field[q * n3 + e];
+        if (x != 0.f && std::fabs(x) < FLT_MIN) ++subnormal;
+      }
+    ASSERT_GT(subnormal, 0u);  // the case reaches the subnormal range
+    AdvectTimings t;
+    run_unlimited(Backend::Both, Mode::Strict, c.inputs(), &t);
+    EXPECT_EQ(t.both_cells_differing, 0u) << "bc " << bc;
+    std::size_t tiny = 0;  // tendencies of the scaled-down species that are not zero
+    for (int q = 0; q < 3; ++q)
+      for (std::size_t e = 0; e < n3; ++e) tiny += c.tendency[q * n3 + e] != 0.f;
+    EXPECT_GT(tiny, 0u) << "bc " << bc;
+  }
 }
 
 // WRF's rk_scalar_tend calls the per-species hook from inside its OpenMP tile loop: 4 tiles
