@@ -804,6 +804,16 @@ TEST(AdvectionGpu, FailedRegistrationSaidOnceAndStaged) {
   }
 }
 
+// The lateral boundaries of a synthetic case by kind: 0 periodic, 1 specified, 2 open,
+// 3 symmetric.
+static void set_boundary(SynthSpec& sp, int kind) {
+  AdvectFlags& f = sp.flags;
+  if (kind == 0) f.periodic_x = f.periodic_y = true;
+  else if (kind == 1) f.specified = true;
+  else if (kind == 2) f.open_xs = f.open_xe = f.open_ys = f.open_ye = true;
+  else f.symmetric_xs = f.symmetric_xe = f.symmetric_ys = f.symmetric_ye = true;
+}
+
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
 TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
   WRFGPU_REQUIRE_GPU();
@@ -812,9 +822,7 @@ TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
       for (int g : {0, 1, 3, 7}) {
         SynthSpec sp;
         sp.nx = 37; sp.ny = 29; sp.nz = 12; sp.nspec = 7; sp.seed = 40 + bc; sp.courant = 0.6f;
-        if (bc == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
-        else if (bc == 1) sp.flags.specified = true;
-        else sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
+        set_boundary(sp, bc);
         SynthCase c = make_synth(sp);
         AdvectInputs in = c.inputs(pd == 1 && bc == 1);
         GpuOptions o;
@@ -844,10 +852,7 @@ TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
     for (int pd = 0; pd <= 1; ++pd) {
       SynthSpec sp;
       sp.nx = s.nx; sp.ny = s.ny; sp.nz = s.nz; sp.nspec = s.nspec; sp.seed = 70 + s.bc; sp.courant = 0.7f;
-      if (s.bc == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
-      else if (s.bc == 1) sp.flags.specified = true;
-      else if (s.bc == 2) sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
-      else sp.flags.symmetric_xs = sp.flags.symmetric_xe = sp.flags.symmetric_ys = sp.flags.symmetric_ye = true;
+      set_boundary(sp, s.bc);
       if (s.tile) { sp.its = 7; sp.ite = 47; sp.jts = 5; sp.jte = 40; }
       // PD: the level march and the three kernels, whatever size would choose
       for (const auto k : {GpuOptions::PdKernel::March, GpuOptions::PdKernel::Three}) {
@@ -881,9 +886,7 @@ TEST(AdvectionGpu, UnlimitedQuotientsAtTheRangeEnds) {
   for (int bc = 0; bc < 3; ++bc) {
     SynthSpec sp;
     sp.nx = 40; sp.ny = 28; sp.nz = 9; sp.nspec = 4; sp.seed = 90 + bc; sp.courant = 0.7f;
-    if (bc == 0) sp.flags.periodic_x = sp.flags.periodic_y = true;
-    else if (bc == 1) sp.flags.specified = true;
-    else sp.flags.open_xs = sp.flags.open_xe = sp.flags.open_ys = sp.flags.open_ye = true;
+    set_boundary(sp, bc);
     SynthCase c = make_synth(sp);
     const std::size_t n3 = c.d.size3();
     std::size_t subnormal = 0;
