@@ -92,45 +92,27 @@ WRFGPU_HD float flux_upwind(const Upwind& u, float q_im1, float q_i) {
 struct IeeeDiv {
   WRFGPU_HD float operator()(float x, float b) const { return x / b; }
 };
-template <class Div>
+template <class Div = IeeeDiv>
 WRFGPU_HD float un_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
-                         float q_ip2, Div& dv) {
+                         float q_ip2, Div&& dv = Div()) {
   return dv(37.0f * (q_i + q_im1) - 8.0f * (q_ip1 + q_im2) + (q_ip2 + q_im3), 60.0f);
 }
-template <class Div>
+template <class Div = IeeeDiv>
 WRFGPU_HD float un_flux5(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
-                         float q_ip2, float ua, float ts, Div& dv) {
+                         float q_ip2, float ua, float ts, Div&& dv = Div()) {
   return un_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2, dv) -
          dv(ts * sign1(ua) * ((q_ip2 - q_im3) - 5.0f * (q_ip1 - q_im2) + 10.0f * (q_i - q_im1)),
             60.0f);
 }
-template <class Div>
-WRFGPU_HD float un_flux4(float q_im2, float q_im1, float q_i, float q_ip1, Div& dv) {
+template <class Div = IeeeDiv>
+WRFGPU_HD float un_flux4(float q_im2, float q_im1, float q_i, float q_ip1, Div&& dv = Div()) {
   return dv(7.0f * (q_i + q_im1) - (q_ip1 + q_im2), 12.0f);
 }
-template <class Div>
+template <class Div = IeeeDiv>
 WRFGPU_HD float un_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float ua, float ts,
-                         Div& dv) {
+                         Div&& dv = Div()) {
   return un_flux4(q_im2, q_im1, q_i, q_ip1, dv) +
          dv(ts * sign1(ua) * ((q_ip1 - q_im2) - 3.0f * (q_i - q_im1)), 12.0f);
-}
-WRFGPU_HD float un_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
-                         float q_ip2) {
-  IeeeDiv d;
-  return un_flux6(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2, d);
-}
-WRFGPU_HD float un_flux5(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
-                         float q_ip2, float ua, float ts) {
-  IeeeDiv d;
-  return un_flux5(q_im3, q_im2, q_im1, q_i, q_ip1, q_ip2, ua, ts, d);
-}
-WRFGPU_HD float un_flux4(float q_im2, float q_im1, float q_i, float q_ip1) {
-  IeeeDiv d;
-  return un_flux4(q_im2, q_im1, q_i, q_ip1, d);
-}
-WRFGPU_HD float un_flux3(float q_im2, float q_im1, float q_i, float q_ip1, float ua, float ts) {
-  IeeeDiv d;
-  return un_flux3(q_im2, q_im1, q_i, q_ip1, ua, ts, d);
 }
 
 }  // inline namespace phys_<mode>
