@@ -11,7 +11,7 @@
 //   (the tracers are read from the caller's memory once); per group: H2D -> the tendencies of
 //   the tile -> D2H of the tile only, into one pinned output buffer for the call. The PD
 //   scheme's tendencies come from one level-march kernel (k_pd_fused, with the call's face
-//   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (3, or 1.5
+//   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (2, or 1.4
 //   and 0.6 for groups of 2 and 1 species), else from three kernels (each face flux once,
 //   the limiter scales of the ring cells, the tendencies); the unlimited scheme's from two
 //   (each face flux once, the tendencies);
@@ -55,17 +55,35 @@ struct KBox {  // box passed to kernels
 };
 KBox kbox(const Box& b) { return KBox{b.i0, b.ni(), b.k0, b.nk(), b.j0, b.nj()}; }
 
+// The order of a kernel's blocks. A kernel that reads what the step before it wrote (the
+// group's inputs just copied in, the face fluxes, the limiter scales) takes its blocks in the
+// opposite order of that step, so that it starts on what was written last, which is still in
+// L2 (a group of 14 tracers' face fluxes is about 90 MB at 134 x 110 x 35; the H100's L2 is
+// 50 MB). The copy in and the march run forward; so the face kernels run in reverse, the
+// kernels after them alternate. Measured: docs/performance.md, "Blocks in reverse order".
+enum class Order { Forward, Reverse };
+template <Order O>
+__device__ __forceinline__ int block_y() {
+  return O == Order::Reverse ? (int)(gridDim.y - 1 - blockIdx.y) : (int)blockIdx.y;
+}
+template <Order O>
+__device__ __forceinline__ int block_z() {
+  return O == Order::Reverse ? (int)(gridDim.z - 1 - blockIdx.z) : (int)blockIdx.z;
+}
 // The cell of this thread in box b, as grid_for lays the grid out (x: i; y: the k blocks of
-// each j row; z: species chunks); false past the box. c: the cell's dense index in b.
+// each j row; z: species chunks); false past the box. c: the cell's dense index in b. Its blocks
+// in the order O.
 struct ThreadCell {
   int i, k, j;
   std::size_t c;
 };
+template <Order O = Order::Forward>
 __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
   const int li = blockIdx.x * blockDim.x + threadIdx.x;
   const int nkb = (b.nk + blockDim.y - 1) / blockDim.y;
-  const int lk = (blockIdx.y % nkb) * blockDim.y + threadIdx.y;
-  const int lj = blockIdx.y / nkb;
+  const int by = block_y<O>();
+  const int lk = (by % nkb) * blockDim.y + threadIdx.y;
+  const int lj = by / nkb;
   if (li >= b.ni || lk >= b.nk || lj >= b.nj) return false;
   t.i = b.i0 + li; t.k = b.k0 + lk; t.j = b.j0 + lj;
   t.c = (std::size_t)li + (std::size_t)b.ni * (lk + (std::size_t)b.nk * lj);
@@ -176,7 +194,7 @@ __device__ void write_pd_tendency(const View& v, const PdTendGeom& g, const Cell
 __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u,
                                              int ns, int spt) {
   ThreadCell tc;
-  if (!thread_cell(fb, tc)) return;
+  if (!thread_cell<Order::Reverse>(fb, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
@@ -190,7 +208,7 @@ __global__ void WRFGPU_ADV_FACES_BOUNDS k_pd_faces(View v, float* __restrict__ f
   // The flux outputs of species s at c + (6 s + component) n.
   const FaceStencils st(v, i, k, j);
   const unsigned un = (unsigned)n;
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
     const Pts32 F = st.at(v.f, s), FO = st.at(v.fo, s);
     const unsigned o = (unsigned)s * 6u * un + (unsigned)c;
@@ -261,7 +279,7 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_scale_q(View v, FluxBox fl, float* __rest
 __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* __restrict__ scale,
                                               KBox r, KBox t, int ns, int spt) {
   ThreadCell tc;
-  if (!thread_cell(t, tc)) return;
+  if (!thread_cell<Order::Reverse>(t, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t rsz = (std::size_t)r.ni * r.nk * r.nj;
   const PdTendGeom g = pd_tend_geom(v, i, k, j);
@@ -274,7 +292,7 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
   sc.hi = k + 1 < r.k0 + r.nk;
   const unsigned sc0 = (unsigned)(i - r.i0) + (unsigned)r.ni * ((unsigned)(k - r.k0) + (unsigned)r.nk * (unsigned)(j - r.j0));
   const unsigned o0 = (unsigned)v.mo.idx3(i, k, j);
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
     sc.c = (unsigned)s * (unsigned)rsz + sc0;
     const unsigned b = (unsigned)s * 6u * at.n;
@@ -432,12 +450,10 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
   float o0 = 0.0f, o1 = foslab(kts)[c];
   float scm = 1.0f, sc0 = 1.0f, scp = 1.0f;
   Flux zprev{0.0f, 0.0f}, zlo{0.0f, 0.0f}, zup{0.0f, 0.0f};
-  Faces nxt = load_faces(kts);
+  Faces f = load_faces(kts);
   for (int L = kts; L <= ktf + 1; ++L) {
     load_slab(L + 4);
     if (L <= ktf) {  // the faces of level L
-      const Faces f = nxt;
-      if (L + 1 <= ktf) nxt = load_faces(L + 1);  // the next level's, while this one computes
       w0 = w1; w1 = w2; w2 = w3;
       w3 = L + 2 <= ktf ? fslab(L + 2)[c] : 0.0f;
       o0 = o1;
@@ -452,6 +468,10 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
         lev(2, L)[tid] = q.hi; lev(3, L)[tid] = q.lo;
       }
       zup = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, L + 1) : Flux{0.0f, 0.0f};
+      // The next level's, into the registers this level's faces no longer need, while the
+      // limiter and the tendency compute. (Loaded before this level's faces, they needed a
+      // second set of registers and about 25 moves per level: 1.07-1.15x slower.)
+      if (L + 1 <= ktf) f = load_faces(L + 1);
     }
     cp_async_wait<1>();  // slab L+3 is in (L+4 may still be on its way)
     __syncthreads();
@@ -552,7 +572,7 @@ struct ProductDiv {
 __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
     k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, int ns, int spt) {
   ThreadCell tc;
-  if (!thread_cell(fb, tc)) return;
+  if (!thread_cell<Order::Reverse>(fb, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
@@ -565,7 +585,7 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
   if (dz) fz = un_zface(v, i, k, j);
   const FaceStencils st(v, i, k, j);
   const unsigned un = (unsigned)n;
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
     const Pts F = st.ptr(v.f, s);
     const unsigned o = (unsigned)s * 3u * un + (unsigned)c;
@@ -806,9 +826,11 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // idle. Enough depends on the species per group: the three kernels share a cell's face
   // geometry among a thread's species, the march takes it from k_pd_geom whatever the group.
   // Crossovers measured on an H100 (docs/performance.md, "Advection: one kernel for the PD
-  // scheme"), blocks per SM: 1 species between 0.41 (three kernels 1.5x faster) and 0.73
-  // (march 1.15x); 2 species at 1.45 (equal); 3 between 2.2 (three kernels 1.07x) and 4.0
-  // (march 1.09x), and the march 1.16x faster at 4.8 with 14.
+  // scheme" and "The march's next faces loaded late"), blocks per SM: 1 species between 0.53
+  // (three kernels 1.04x faster) and 0.73; 2 species between 1.06 (three kernels 1.15x) and
+  // 1.45 (march 1.05x); 3 between 1.59 (equal) and 2.2 (march 1.04x); the march 1.29x faster
+  // at CONUS size (8.2) and at 4.8 with 14. (The march's waves are whole blocks per SM, so a
+  // launch just past one wave favours the three kernels.)
   bool march = false;
   const dim3 march_tiles((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + fused::kTY - 1) / fused::kTY);
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
@@ -818,7 +840,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
     const long blocks = (long)march_tiles.x * march_tiles.y * G;
-    const long tenths_per_sm = G == 1 ? 6 : G == 2 ? 15 : 30;  // 0.6, 1.5, 3 blocks per SM
+    const long tenths_per_sm = G == 1 ? 6 : G == 2 ? 14 : 20;  // 0.6, 1.4, 2 blocks per SM
     march = k == GpuOptions::PdKernel::March ||
             (k == GpuOptions::PdKernel::Auto && 10 * blocks >= tenths_per_sm * nsm);
   }
