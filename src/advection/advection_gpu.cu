@@ -391,17 +391,22 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
     soff[q] = (e >= kSlab || ii < v.mt.ims || ii > v.mt.ime || jj < v.mt.jms || jj > v.mt.jme)
                   ? -1 : (int)((unsigned)(ii - v.mt.ims) + (unsigned)(jj - v.mt.jms) * sj);
   }
-  const unsigned sbase = (unsigned)s * (unsigned)v.sst;
-  auto load_slab = [&](int K) {
+  // The next slab's origin in field and field_old (level kts first), one level up per call:
+  // each element's address is then one multiply-add from its offset, not a 32-bit sum widened.
+  const unsigned k0 = (unsigned)s * (unsigned)v.sst + (unsigned)(kts - v.mt.kms) * sk;
+  const float* fk = v.f + k0;
+  const float* fok = v.fo + k0;
+  auto load_slab = [&](int K) {  // K: kts, kts+1, ... in order
     if (K <= ktf) {
-      const unsigned kk = sbase + (unsigned)(K - v.mt.kms) * sk;
 #pragma unroll
       for (int q = 0; q < kSlabPer; ++q) {
         if (soff[q] < 0) continue;
         const int e = tid + q * kCol;
-        cp_async4(fslab(K) + e, v.f + kk + (unsigned)soff[q]);
-        if (SEP) cp_async4(foslab(K) + e, v.fo + kk + (unsigned)soff[q]);
+        cp_async4(fslab(K) + e, fk + soff[q]);
+        if (SEP) cp_async4(foslab(K) + e, fok + soff[q]);
       }
+      fk += sk;
+      if (SEP) fok += sk;
     }
     cp_async_commit();  // one group per level, empty or not: wait_group counts levels
   };
