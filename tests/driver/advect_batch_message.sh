@@ -3,7 +3,8 @@
 # moist) is named with WRF's own subscripts, moist(i,k,j,im), and its value: case I of
 # bin/test_advect_fortran puts a NaN in moist(its+1,kts+1,jts+1,nspec) of a batch of
 # moist(:,:,:,1:nspec); and one in tke_1(its+1,kts+1,jts+1) of a 3-D pair batched as wrf_patch
-# 0002 batches TKE (tke_2 advected from tke_1), named without a species subscript.
+# 0002 batches TKE (tke_2 advected from tke_1), named without a species subscript, also when
+# the name is longer than 32 characters.
 cd "$(dirname "$0")/../.." || exit 2
 t=bin/test_advect_fortran
 [ -x $t ] || { echo "FAIL $t was not built (make check builds it)"; exit 1; }
@@ -24,3 +25,8 @@ if [ "$n3" -lt 1 ]; then
   echo "FAIL no line matching '$pat3'; the advection messages were:"; echo "$out" | grep "advection" | head -8; exit 1
 fi
 echo "ok   a NaN in a 3-D pair named as WRF's element, $n3 times: $(echo "$out" | grep -E "$pat3" | head -1)"
+pat4="^wrfgpu: advection: tke_1_of_the_nested_domain_with_a_long_name\(2,2,2\): non-finite value nan$"
+if ! echo "$out" | grep -qE "$pat4"; then
+  echo "FAIL no line matching '$pat4' (a field_old name over 32 characters, named in full)"; echo "$out" | grep "advection: tke" | head -4; exit 1
+fi
+echo "ok   a field_old name over 32 characters named in full"

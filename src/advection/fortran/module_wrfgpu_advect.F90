@@ -153,7 +153,7 @@ CONTAINS
     INTEGER, INTENT(OUT), OPTIONAL :: stat
     INTEGER(C_INT) :: dims(18), ierr, b, f(16), first_index
     INTEGER(C_SIZE_T) :: n
-    CHARACTER(LEN=32) :: old_name
+    CHARACTER(LEN=:), ALLOCATABLE :: old_name   ! what_old as given (no length limit), or blank
     REAL(C_DOUBLE) :: t(4)
     REAL(C_FLOAT) :: unused(1)
 

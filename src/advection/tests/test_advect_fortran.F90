@@ -18,8 +18,8 @@
 !      one set per domain, new storage when a domain's bounds change, page-locked once
 !      registered: batched + take == WRF each time
 !   I  a NaN in a batch: status 2, and no species is taken afterwards; a NaN in a 3-D pair
-!      batched as TKE is (what_old): status 2 (the message, tke_1(i,k,j), is checked by
-!      tests/driver/advect_batch_message.sh)
+!      batched as TKE is (what_old): status 2 (the message, tke_1(i,k,j), and a name over 32
+!      characters in full, are checked by tests/driver/advect_batch_message.sh)
 ! Cells outside each tile keep their sentinel. Prints PASS/FAIL lines; exit 1 on failure.
 ! Arguments: captures (default: quarter_ss step 120, then squall2d_x step 800, a 2-D case
 ! whose 2x2 tiling has a tile on the staggered end row only).
@@ -273,6 +273,13 @@ contains
        time_step, flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,              &
        its, ite, jts, jte, kts, kte, backend=4, stat=stat, what_old='tke_1')
   call check(stat == 2, 'I: a NaN in a 3-D pair (tke_2 from tke_1): status 2')
+  ! the same with a name longer than 32 characters: named in full (was cut at 32)
+  call wrfgpu_advect_batch('tke_2', 1, 1, 1, field(ims,kms,jms,1), field_old(ims,kms,jms,1),     &
+       ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt,         &
+       time_step, flags, ids, ide, jds, jde, kds, kde, ims, ime, jms, jme, kms, kme,              &
+       its, ite, jts, jte, kts, kte, backend=4, stat=stat,                                        &
+       what_old='tke_1_of_the_nested_domain_with_a_long_name')
+  call check(stat == 2, 'I: a NaN in a 3-D pair with a long old name: status 2')
   field_old(:, :, :, 1) = te(:, :, :, 1)
   call wrfgpu_advect_batch('tke_2', 1, 1, 2, field(ims,kms,jms,1), field_old(ims,kms,jms,1),     &
        ru, rv, rom, mut, mub, mu_old, msftx, msfty, c1, c2, fzm, fzp, rdzw, rdx, rdy, dt,         &
