@@ -851,7 +851,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   }
 
   // ---- buffers ----------------------------------------------------------------------------
-  const std::size_t met_n = 3 * r3 + 5 * r2 + 5 * nk1;
+  // The 2-D met fields the scheme reads (advection.cpp's needs): mut, mub, mu_old, msftx and
+  // msfty for the PD scheme, msftx alone for the unlimited one.
+  const int n2 = p.pd ? 5 : 1;
+  const std::size_t met_n = 3 * r3 + n2 * r2 + 5 * nk1;
   float* pm = st.pin_met.reserve(met_n);
   float* dm = st.d_met.reserve(met_n);
   // per-group sizes (elements)
@@ -887,8 +890,13 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   v.ost = t3;
   v.ru = dm; v.rv = dm + r3; v.rom = dm + 2 * r3;
   const float* d2 = dm + 3 * r3;
-  v.mut = d2; v.mub = d2 + r2; v.mu_old = d2 + 2 * r2; v.msftx = d2 + 3 * r2; v.msfty = d2 + 4 * r2;
-  const float* d1 = d2 + 5 * r2;
+  if (p.pd) {
+    v.mut = d2; v.mub = d2 + r2; v.mu_old = d2 + 2 * r2; v.msftx = d2 + 3 * r2; v.msfty = d2 + 4 * r2;
+  } else {
+    v.mut = v.mub = v.mu_old = v.msfty = nullptr;
+    v.msftx = d2;
+  }
+  const float* d1 = d2 + n2 * r2;
   v.c1 = d1; v.c2 = d1 + nk1; v.fzm = d1 + 2 * nk1; v.fzp = d1 + 3 * nk1; v.rdzw = d1 + 4 * nk1;
   v.k1d = ud.kms;
   const dim3 blk(32, 4, 1);
@@ -950,12 +958,9 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   {
     float* q = pm;
     for (const float* a : a3) { if (!met_direct) pack3(a, ud, R, q); q += r3; }
-    // The 2-D arrays the scheme reads (the unlimited scheme: msftx only; advection.cpp's
-    // Needs); the others' place in the buffer is not read on the device.
-    const float* a2[5] = {in.mut, in.mub, in.mu_old, in.msftx, in.msfty};
-    if (!p.pd) a2[0] = a2[1] = a2[2] = a2[4] = nullptr;
-    pack2(a2, 5, ud, R, q);
-    q += 5 * r2;
+    const float* const a2_pd[5] = {in.mut, in.mub, in.mu_old, in.msftx, in.msfty};
+    pack2(p.pd ? a2_pd : &in.msftx, n2, ud, R, q);
+    q += n2 * r2;
     const float* a1[5] = {in.c1, in.c2, in.fzm, in.fzp, in.rdzw};
     for (const float* a : a1) {
       if (a) std::memcpy(q, a, nk1 * sizeof(float)); else std::memset(q, 0, nk1 * sizeof(float));
