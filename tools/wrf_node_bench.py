@@ -19,7 +19,9 @@ the top 60 routines by self time over all ranks to OUT/NAME/profile.txt (perf mu
 Per run it reports the seconds per step ("Timing for main" of rank 0, median and mean over
 the steps after the first --skip), the whole wall time of mpirun, and, for patched runs, what
 the library's calls took per step on the slowest rank: their wall time and their kernels plus
-transfers (CUDA events; the first call of each kernel, which carries the set-up, left out).
+transfers (CUDA events; the first call of each kernel, which carries the set-up, left out of
+both), and a second table of each kernel's calls after the first: ms per call on rank 0 and
+call / (kernels + transfers) on rank 0 and at its highest over the ranks.
 --same A,B checks that the last wrfout of runs A and B is bitwise the same (every variable).
 Writes OUT/summary.md and prints it. Nothing of WRF is in this script: it runs what you built.
 """
@@ -159,19 +161,46 @@ def step_times(wd):
 
 
 def library_times(wd):
-    """Per rank: {kernel: (calls, kernel_ms, h2d_ms, d2h_ms, call_ms, first_ms)}."""
+    """Per rank: {kernel: (calls, kernel_ms, h2d_ms, d2h_ms, call_ms, first_ms, first_kc_ms)}.
+    first_kc_ms (the first call's kernels + transfers) is None in the logs of libraries that
+    did not print it."""
     ranks = {}
     for f in sorted(glob.glob(os.path.join(wd, "rsl.error.*"))):
         t = {}
         with open(f, errors="replace") as log:
             lines = log.readlines()
         for line in lines:
-            m = re.match(r"wrfgpu timing: (\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", line)
+            m = re.match(r"wrfgpu timing: (\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)"
+                         r"\s+([0-9.]+)(?:\s+([0-9.]+))?", line)
             if m:
-                t[m.group(1)] = tuple(float(x) for x in m.groups()[1:])
+                t[m.group(1)] = tuple(None if x is None else float(x) for x in m.groups()[1:])
         if t:
             ranks[f] = t
     return ranks
+
+
+def steady_calls(lib):
+    """Per kernel, the calls after the first (which carries the one-off set-up: device memory,
+    registrations, tables): {kernel: (calls, ms per call on rank 0, its kernels + transfers per
+    call, call / (kernels + transfers) on rank 0, the highest such ratio over the ranks)}. Needs
+    first_kc_ms in the log (the first call's kernels + transfers, left out of both); kernels
+    with a single call or without it are not listed."""
+    def per_call(v):
+        n = v[0] - 1
+        if n < 1 or v[6] is None:
+            return None
+        call = (v[4] - v[5]) / n
+        kc = (v[1] + v[2] + v[3] - v[6]) / n
+        return call, kc, (call / kc if kc > 0 else float("inf"))
+    out = {}
+    r0 = next((t for f, t in lib.items() if f.endswith("rsl.error.0000")), None)
+    for k in sorted({k for t in lib.values() for k in t}):
+        each = [per_call(t[k]) for t in lib.values() if k in t]
+        if r0 is None or k not in r0 or per_call(r0[k]) is None or None in each:
+            continue
+        call, kc, ratio = per_call(r0[k])
+        out[k] = (int(r0[k][0]) - 1, call, kc, ratio, max(e[2] for e in each))
+    return out
 
 
 def same_wrfout(a, b):
@@ -235,12 +264,12 @@ def main():
         if lib:
             # per rank, per step: calls' wall time and kernels + transfers, first calls left out
             call = max(sum(v[4] - v[5] for v in t.values()) / nst for t in lib.values())
-            ktx = max(sum(v[1] + v[2] + v[3] for v in t.values()) / nst for t in lib.values())
+            ktx = max(sum(v[1] + v[2] + v[3] - (v[6] or 0.0) for v in t.values()) / nst for t in lib.values())
             per = {k: max(t[k][4] / max(t[k][0], 1) for t in lib.values() if k in t)
                    for k in sorted({k for t in lib.values() for k in t})}
             libcol = "%.1f / %.1f (%s)" % (call, ktx, ", ".join("%s %.2f" % kv for kv in per.items()))
         rows.append((r, dict(n=len(body), med=statistics.median(body), mean=statistics.fmean(body),
-                             wall=wall, lib=libcol)))
+                             wall=wall, lib=libcol, steady=steady_calls(lib) if lib else {})))
     base = next((d for _, d in rows if d), None)
     lines = ["| run | ranks x threads | MPS | steps timed | s/step median | s/step mean | speed-up (median) | wall s | library ms/step, slowest rank: calls / kernels+copies (ms per call) |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -251,6 +280,15 @@ def main():
         lines.append("| %s | %dx%d | %s | %d | %.3f | %.3f | %.2fx | %.1f | %s |" % (
             r.name, r.ranks, r.threads, "yes" if r.mps else "no", d["n"], d["med"], d["mean"],
             base["med"] / d["med"], d["wall"], d["lib"]))
+    steady = [(r, d["steady"]) for r, d in rows if d and d["steady"]]
+    if steady:
+        lines += ["", "Library calls after the first (one-off set-up left out of both columns): "
+                  "ms per call and call / (kernels + transfers, CUDA events)",
+                  "", "| run | kernel | calls | rank 0: ms per call | rank 0: kernels+copies ms | "
+                  "rank 0: call / kernels+copies | highest over ranks |", "|---|---|---|---|---|---|---|"]
+        for r, st in steady:
+            for k, (n, call, kc, ratio, worst) in st.items():
+                lines.append("| %s | %s | %d | %.2f | %.2f | %.2fx | %.2fx |" % (r.name, k, n, call, kc, ratio, worst))
     for pair in a.same:
         x, y = pair.split(",")
         lines.append("")

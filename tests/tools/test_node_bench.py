@@ -47,8 +47,47 @@ class LibraryTimes(unittest.TestCase):
         self.assertAlmostEqual(r0["advect"][2], 56.3)     # h2d_ms
         self.assertEqual(nb.step_times(d)[:1], [0.82866])
 
+    def test_first_call_kernels_and_copies(self):
+        # libraries since first_kc_ms: the first call's kernels + transfers, an eighth column
+        d = rundir_with({"rsl.error.0000": "gpu16mps_steady.rsl.error.0000"})
+        r0 = nb.library_times(d)[os.path.join(d, "rsl.error.0000")]
+        self.assertEqual(r0["wsm5"], (25, 3.5, 24.7, 5.5, 37.7, 3.2, 2.6))
+        self.assertAlmostEqual(r0["advect_pd"][6], 0.7)
+
+    def test_older_log_has_no_first_kc(self):
+        d = rundir_with({"rsl.error.0000": "gpu16mps.rsl.error.0000"})
+        self.assertIsNone(nb.library_times(d)[os.path.join(d, "rsl.error.0000")]["wsm5"][6])
+
     def test_stock_run_has_none(self):
         self.assertEqual(nb.library_times(rundir_with({"rsl.error.0000": "stock16.rsl.error.0000"})), {})
+
+
+class SteadyCalls(unittest.TestCase):
+    """Calls after the first, both columns without it: 425x300x35 em_quarter_ss, H100 host,
+    25 steps (16 ranks through MPS) and 15 steps (one rank with 16 threads)."""
+    def test_16_ranks_through_mps(self):
+        d = rundir_with({"rsl.error.0000": "gpu16mps_steady.rsl.error.0000",
+                         "rsl.error.0015": "gpu16mps_steady.rsl.error.0015"})
+        st = nb.steady_calls(nb.library_times(d))
+        self.assertEqual(sorted(st), ["advect", "advect_pd", "wsm5"])
+        n, call, kc, ratio, worst = st["advect"]
+        self.assertEqual(n, 99)
+        self.assertAlmostEqual(call, (175.6 - 15.9) / 99)           # rank 0, first call out
+        self.assertAlmostEqual(kc, (5.9 + 123.0 + 14.9 - 1.4) / 99)  # its kernels + copies too
+        self.assertAlmostEqual(ratio, 159.7 / 142.4)
+        self.assertAlmostEqual(worst, (129.6 - 16.3) / (5.7 + 79.9 + 12.7 - 0.5))  # rank 15
+        self.assertAlmostEqual(st["wsm5"][3], (37.7 - 3.2) / (3.5 + 24.7 + 5.5 - 2.6))
+
+    def test_one_rank(self):
+        st = nb.steady_calls(nb.library_times(rundir_with({"rsl.error.0000": "gpu1x16.rsl.error.0000"})))
+        self.assertEqual({k: v[0] for k, v in st.items()}, {"advect": 59, "advect_pd": 29, "wsm5": 14})
+        self.assertAlmostEqual(st["advect_pd"][3], (167.4 - 29.2) / (17.8 + 100.9 + 30.3 - 7.3))
+        self.assertEqual(st["advect_pd"][3], st["advect_pd"][4])  # one rank: it is the highest
+
+    def test_older_log_gives_none(self):
+        # without first_kc_ms the first call cannot be taken out of the kernels + copies
+        d = rundir_with({"rsl.error.0000": "gpu16mps.rsl.error.0000"})
+        self.assertEqual(nb.steady_calls(nb.library_times(d)), {})
 
 
 class Symbols(unittest.TestCase):
