@@ -307,7 +307,9 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // ---- the PD scheme in one kernel: a level march per block (issue 34) -------------------------
 // k_pd_geom, once per call: the upwind coefficients of every face the scheme reads (the
 // divisions of pd_xface, pd_yface and pd_zface, which do not depend on the species) into
-// geom[9][face box]: x a, b, coef, y a, b, coef, z a, b, coef.
+// geom[face box][3], one float4 per face: x, y, z = the upwind a, b, coef, and w = the face's
+// wind (ru, rv, rom), so that the march loads a face with one 16-byte load (1.03-1.07x faster
+// than nine coefficient and three wind loads: docs/performance.md, "One load per face").
 // k_pd_fused, one block per block of columns and species: 32 x 16 threads; thread (tx, ty)
 // owns column (oi - 1 + tx, oj - 1 + ty), where (oi, oj) is the block's first tile cell: tile
 // cells tx 1..29, ty 1..13, ring cells (limiter) tx 0..30, ty 0..14, faces tx 0..31, ty 0..15.
@@ -353,20 +355,24 @@ struct Faces {
 };
 }  // namespace fused
 
-__global__ void __launch_bounds__(128) k_pd_geom(View v, float* __restrict__ geom, KBox fb, FaceUse u) {
+__global__ void __launch_bounds__(128) k_pd_geom(View v, float4* __restrict__ geom, KBox fb, FaceUse u) {
   ThreadCell tc;
   if (!thread_cell(fb, tc)) return;
   bool dx, dy, dz;
   u.faces_at(v, tc.i, tc.k, tc.j, dx, dy, dz);
-  const unsigned n = (unsigned)fb.ni * fb.nk * fb.nj, c = (unsigned)tc.c;
-  if (dx) { const Face f = pd_xface(v, tc.i, tc.k, tc.j); geom[c] = f.up.a; geom[c + n] = f.up.b; geom[c + 2 * n] = f.up.coef; }
-  if (dy) { const Face f = pd_yface(v, tc.i, tc.k, tc.j); geom[c + 3 * n] = f.up.a; geom[c + 4 * n] = f.up.b; geom[c + 5 * n] = f.up.coef; }
-  if (dz) { const Face f = pd_zface(v, tc.i, tc.k, tc.j); geom[c + 6 * n] = f.up.a; geom[c + 7 * n] = f.up.b; geom[c + 8 * n] = f.up.coef; }
+  float4* g = geom + 3 * (std::size_t)tc.c;
+  const unsigned m = (unsigned)v.mm.idx3(tc.i, tc.k, tc.j);
+  if (dx) { const Face f = pd_xface(v, tc.i, tc.k, tc.j); g[0] = make_float4(f.up.a, f.up.b, f.up.coef, v.ru[m]); }
+  if (dy) { const Face f = pd_yface(v, tc.i, tc.k, tc.j); g[1] = make_float4(f.up.a, f.up.b, f.up.coef, v.rv[m]); }
+  if (dz && zface_order(v, tc.k) != 0) {
+    const Face f = pd_zface(v, tc.i, tc.k, tc.j);
+    g[2] = make_float4(f.up.a, f.up.b, f.up.coef, v.rom[m]);
+  }
 }
 
 // SEP: field_old is another array than field (its slabs are loaded too).
 template <bool SEP>
-__global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float* __restrict__ geom, KBox fb,
+__global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float4* __restrict__ geom, KBox fb,
                                                              KBox t, FaceUse u) {
   using namespace fused;
   extern __shared__ float sm[];
@@ -417,26 +423,21 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
   const bool lim = ring && u.lim(v, i, j);
   const bool tile = tx >= 1 && tx <= kTX && ty >= 1 && ty <= kTY && i < t.i0 + t.ni && j < t.j0 + t.nj;
   const int c = (tx + 3) + (ty + 3) * kSW;  // the column in a slab
-  // the column in the face box (geom) and in the met fields (ru, rv, rom), at level kts
-  const unsigned gn = (unsigned)fb.ni * fb.nk * fb.nj, gk = (unsigned)fb.ni, mk = (unsigned)v.mm.nx();
-  unsigned g0 = 0, m0 = 0;
-  if (dx || dy || dz) {
-    g0 = (unsigned)(i - fb.i0) + gk * ((unsigned)(kts - fb.k0) + (unsigned)fb.nk * (unsigned)(j - fb.j0));
-    m0 = (unsigned)v.mm.idx3(i, kts, j);
-  }
+  // the column's face coefficients and winds at level kts, one float4 per face (k_pd_geom)
+  const unsigned gk3 = 3u * (unsigned)fb.ni;
+  const float4* gq = geom;
+  if (dx || dy || dz)
+    gq += 3u * ((unsigned)(i - fb.i0) + (unsigned)fb.ni * ((unsigned)(kts - fb.k0) + (unsigned)fb.nk * (unsigned)(j - fb.j0)));
   const int xo = dx ? xface_order(v, i) : 0, yo = dy ? yface_order(v, j) : 0;
-  auto load_faces = [&](int L) {  // pd_xface, pd_yface at L and pd_zface at L+1, from geom
+  auto load_faces = [&](int L) {  // pd_xface, pd_yface at L and pd_zface at L+1; L in order
     Faces f{};
-    const unsigned gl = g0 + (unsigned)(L - kts) * gk, ml = m0 + (unsigned)(L - kts) * mk;
-    if (dx) { f.x.order = xo; f.x.vel = v.ru[ml]; f.x.up = Upwind{geom[gl], geom[gl + gn], geom[gl + 2 * gn]}; }
-    if (dy) { f.y.order = yo; f.y.vel = v.rv[ml]; f.y.up = Upwind{geom[gl + 3 * gn], geom[gl + 4 * gn], geom[gl + 5 * gn]}; }
+    if (dx) { const float4 a = gq[0]; f.x.order = xo; f.x.vel = a.w; f.x.up = Upwind{a.x, a.y, a.z}; }
+    if (dy) { const float4 a = gq[1]; f.y.order = yo; f.y.vel = a.w; f.y.up = Upwind{a.x, a.y, a.z}; }
     if (dz) {
       f.z.order = zface_order(v, L + 1);
-      if (f.z.order != 0) {
-        f.z.vel = v.rom[ml + mk];
-        f.z.up = Upwind{geom[gl + gk + 6 * gn], geom[gl + gk + 7 * gn], geom[gl + gk + 8 * gn]};
-      }
+      if (f.z.order != 0) { const float4 a = gq[gk3 + 2]; f.z.vel = a.w; f.z.up = Upwind{a.x, a.y, a.z}; }
     }
+    gq += gk3;
     return f;
   };
   // the column's 2-D operands of pd_cell_geom (limiter) and of pd_tend_geom (tendency)
@@ -654,7 +655,7 @@ struct Context {
   DeviceBuffer<unsigned long long> d_first_bad;  // their results (field, field_old),
   PinnedBuffer<unsigned long long> pin_first_bad;  // (read back into here)
   DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
-  DeviceBuffer<float> d_geom;                    // PD: the call's face coefficients (k_pd_geom)
+  DeviceBuffer<float4> d_geom;                   // PD: the call's face coefficients (k_pd_geom)
   // Once per device: its SM count, and the level march's shared-memory limit raised above the
   // 48 KB default (a per-device attribute of each kernel), not at every launch.
   int sm_dev = -1, sm_n = 0;
@@ -1108,7 +1109,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   };
 
   if (march) {  // the face coefficients once per call, after the met fields' copy
-    float* dg = st.d_geom.reserve(9 * fb3);
+    float4* dg = st.d_geom.reserve(3 * fb3);
     const auto prologue = steps.prologue;
     steps.prologue = [prologue, &v, dg, FB, blk, &pd_faces, &grid_for](cudaStream_t s0) {
       prologue(s0);
