@@ -179,6 +179,18 @@ def library_times(wd):
     return ranks
 
 
+def library_column(lib, nsteps):
+    """The table's library column: per step on the slowest rank, the calls' wall time and their
+    kernels + transfers, then each kernel's ms per call on its slowest rank; first calls left
+    out throughout (their kernels + transfers only where the log has first_kc_ms)."""
+    call = max(sum(v[4] - v[5] for v in t.values()) / nsteps for t in lib.values())
+    ktx = max(sum(v[1] + v[2] + v[3] - (v[6] or 0.0) for v in t.values()) / nsteps for t in lib.values())
+    per = {k: max((t[k][4] - t[k][5]) / (t[k][0] - 1) if t[k][0] > 1 else t[k][4]
+                  for t in lib.values() if k in t)
+           for k in sorted({k for t in lib.values() for k in t})}
+    return "%.1f / %.1f (%s)" % (call, ktx, ", ".join("%s %.2f" % kv for kv in per.items()))
+
+
 def steady_calls(lib):
     """Per kernel, the calls after the first (which carries the one-off set-up: device memory,
     registrations, tables): {kernel: (calls, ms per call on rank 0, its kernels + transfers per
@@ -260,18 +272,11 @@ def main():
         body = st[a.skip:] if len(st) > a.skip else st
         lib = library_times(wd)
         nst = len(st)
-        libcol = ""
-        if lib:
-            # per rank, per step: calls' wall time and kernels + transfers, first calls left out
-            call = max(sum(v[4] - v[5] for v in t.values()) / nst for t in lib.values())
-            ktx = max(sum(v[1] + v[2] + v[3] - (v[6] or 0.0) for v in t.values()) / nst for t in lib.values())
-            per = {k: max(t[k][4] / max(t[k][0], 1) for t in lib.values() if k in t)
-                   for k in sorted({k for t in lib.values() for k in t})}
-            libcol = "%.1f / %.1f (%s)" % (call, ktx, ", ".join("%s %.2f" % kv for kv in per.items()))
+        libcol = library_column(lib, nst) if lib else ""
         rows.append((r, dict(n=len(body), med=statistics.median(body), mean=statistics.fmean(body),
                              wall=wall, lib=libcol, steady=steady_calls(lib) if lib else {})))
     base = next((d for _, d in rows if d), None)
-    lines = ["| run | ranks x threads | MPS | steps timed | s/step median | s/step mean | speed-up (median) | wall s | library ms/step, slowest rank: calls / kernels+copies (ms per call) |",
+    lines = ["| run | ranks x threads | MPS | steps timed | s/step median | s/step mean | speed-up (median) | wall s | library ms/step, slowest rank: calls / kernels+copies (ms per call), first calls left out |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r, d in rows:
         if not d:

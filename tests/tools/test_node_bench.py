@@ -84,6 +84,16 @@ class SteadyCalls(unittest.TestCase):
         self.assertAlmostEqual(st["advect_pd"][3], (167.4 - 29.2) / (17.8 + 100.9 + 30.3 - 7.3))
         self.assertEqual(st["advect_pd"][3], st["advect_pd"][4])  # one rank: it is the highest
 
+    def test_library_column(self):
+        d = rundir_with({"rsl.error.0000": "gpu16mps_steady.rsl.error.0000",
+                         "rsl.error.0015": "gpu16mps_steady.rsl.error.0015"})
+        lib = nb.library_times(d)
+        # 25 steps; of these two ranks rank 0 is the slower: (175.6-15.9 + 111.4-9.6 + 37.7-3.2)
+        # / 25 = 11.84 ms of calls, (5.9+123.0+14.9-1.4 + 6.2+78.5+6.5-0.7 + 3.5+24.7+5.5-2.6) / 25
+        # = 10.56 of kernels + copies; per call the slower rank's, first call out
+        self.assertEqual(nb.library_column(lib, 25),
+                         "11.8 / 10.6 (advect 1.61, advect_pd 2.08, wsm5 1.44)")
+
     def test_older_log_gives_none(self):
         # without first_kc_ms the first call cannot be taken out of the kernels + copies
         d = rundir_with({"rsl.error.0000": "gpu16mps.rsl.error.0000"})
