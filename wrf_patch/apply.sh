@@ -26,7 +26,10 @@
 # twice). All patches are first applied to a scratch copy of the files they touch; WRF_DIR is
 # changed only if every patch applies there, and then by renaming complete new files into place
 # (restored from a backup if that fails half-way). A patch already applied is left alone
-# (running twice changes nothing). configure.wrf (if ./configure has been run) gets
+# (running twice changes nothing). Each applied patch is recorded as it was applied, in
+# WRF_DIR/.wrfgpu/applied/: when a later wrfgpu brings a changed patch, running this script
+# again reverts the recorded version and applies the new one (--check says "an earlier
+# version"); --revert reverts what is recorded and removes the records. configure.wrf (if ./configure has been run) gets
 # -DRUN_ON_GPU in ARCH_LOCAL, $(WRFGPU_INCLUDE) in INCLUDE_MODULES and a marked block at its end
 # with WRFGPU_INCLUDE and LIB_LOCAL; without configure.wrf the lines to add are printed.
 # Re-running ./configure rewrites configure.wrf: run this script again afterwards (configure_new
@@ -96,6 +99,16 @@ any_applied() {   # any_applied DIR PATCH...: is one of the patches applied in D
   return 1
 }
 
+# The patches as this script applied them (a later wrfgpu may bring changed ones): one copy
+# each in REC_DIR, written and removed with the WRF files, all or nothing.
+REC_DIR=.wrfgpu/applied
+recorded() { echo "$WRF_DIR/$REC_DIR/$(basename "$1")"; }   # recorded PATCH: its record's path
+# earlier PATCH DIR: is an earlier version of PATCH (its record, another text) applied in DIR?
+earlier() {
+  local r; r=$(recorded "$1")
+  [ -f "$r" ] && ! cmp -s "$r" "$1" && [ "$(state_of "$r" "$2")" = applied ]
+}
+
 CONF="$WRF_DIR/configure.wrf"
 conf_defines() {   # conf_defines FILE NAME: does FILE define -DNAME outside comments?
   grep -Eq "^[^#]*-D$2([^A-Za-z0-9_]|\$)" "$1"
@@ -135,6 +148,9 @@ if [ "$CHECK" = 1 ]; then
     s=""
     for f in $(files_of "$p"); do [ -f "$WRF_DIR/$f" ] || s="missing $f"; done
     [ -n "$s" ] || s=$(state_of "$p" "$WRF_DIR")
+    if [ "$s" = conflict ] && earlier "$p" "$WRF_DIR"; then
+      s="an earlier version applied (running apply.sh again updates it)"
+    fi
     [ "$s" = conflict ] && s="conflict (partly applied, edited, or another release)"
     printf '%-40s %s\n' "$(basename "$p")" "$s"
   done
@@ -241,32 +257,50 @@ for p in "${PATCHES[@]}"; do
   done
 done
 
-TODO=()
+TODO=() ; UPDATED=()
+record() {   # record PATCH: its copy in the scratch tree's records (written with the WRF files)
+  local f; f="$REC_DIR/$(basename "$1")"
+  mkdir -p "$SCRATCH/tree/$REC_DIR" && cp "$1" "$SCRATCH/tree/$f" || die "cannot write the scratch record $f (nothing changed)"
+  FILES+=("$f")
+}
 if [ "$REVERT" = 0 ]; then
   for p in "${PATCHES[@]}"; do
     s=$(state_of "$p" "$SCRATCH/tree")
+    if [ "$s" = conflict ] && earlier "$p" "$SCRATCH/tree"; then
+      # the version an earlier wrfgpu applied: revert it, then apply this one
+      patch -d "$SCRATCH/tree" "${PATCH_OPTS[@]}" -R < "$(recorded "$p")" >/dev/null 2>&1 \
+        || die "cannot revert the earlier version of $(basename "$p") recorded in $REC_DIR (nothing changed)"
+      s=$(state_of "$p" "$SCRATCH/tree")
+      [ "$s" = unapplied ] || die "$(basename "$p"): with the earlier version reverted, this version does not apply in $WRF_DIR (nothing changed). Try: $0 $WRF_DIR --revert, then $0 $WRF_DIR"
+      UPDATED+=("$p")
+    fi
     case "$s" in
       applied) echo "already applied: $(basename "$p")" ;;
       unapplied)
         patch -d "$SCRATCH/tree" "${PATCH_OPTS[@]}" -N < "$p" >/dev/null 2>&1 \
           || die "$(basename "$p") does not apply after the patches before it (nothing changed)"
         TODO+=("$p") ;;
-      *) die "$(basename "$p") neither applies nor is applied in $WRF_DIR (a modified or other 4.7 release?); nothing changed. Try: cd $WRF_DIR && patch -p1 --dry-run < $p" ;;
+      *) die "$(basename "$p") neither applies nor is applied in $WRF_DIR, and $REC_DIR records no earlier version of it that is (a modified or other 4.7 release, or patched by a wrfgpu that kept no records: restore WRF's original files, then run this again); nothing changed. Try: cd $WRF_DIR && patch -p1 --dry-run < $p" ;;
     esac
+    record "$p"
   done
 else
   for (( n=${#PATCHES[@]}-1; n>=0; n-- )); do
     p=${PATCHES[$n]}
     s=$(state_of "$p" "$SCRATCH/tree")
+    r=$p
+    if [ "$s" = conflict ] && earlier "$p" "$SCRATCH/tree"; then s=applied; r=$(recorded "$p"); fi
     case "$s" in
       applied)
-        patch -d "$SCRATCH/tree" "${PATCH_OPTS[@]}" -R < "$p" >/dev/null 2>&1 \
+        patch -d "$SCRATCH/tree" "${PATCH_OPTS[@]}" -R < "$r" >/dev/null 2>&1 \
           || die "cannot revert $(basename "$p") (nothing changed)"
         TODO+=("$p") ;;
       unapplied) ;;
       *) die "$(basename "$p") is partly applied or its files were edited since: revert by hand (nothing changed)" ;;
     esac
   done
+  # the records go (a file in FILES without a scratch copy is removed)
+  for r in "$WRF_DIR/$REC_DIR"/*.patch; do [ -f "$r" ] && FILES+=("$REC_DIR/$(basename "$r")"); done
 fi
 
 # ---- configure.wrf: the new version, in the scratch tree too -------------------------------
@@ -388,7 +422,9 @@ for f in ${FILES[@]+"${FILES[@]}"}; do
   fi
 done
 TMPNAME=".wrfgpu-apply.$$"
-cleanup_tmp() { local f; for f in ${CHANGED[@]+"${CHANGED[@]}"}; do rm -f "$WRF_DIR/$f$TMPNAME"; done; }
+MADE_DIRS=()   # folders this run created for new files (the records'), removed again on failure
+rm_made_dirs() { local d; for d in ${MADE_DIRS[@]+"${MADE_DIRS[@]}"}; do rmdir "$d" 2>/dev/null; done; return 0; }
+cleanup_tmp() { local f; for f in ${CHANGED[@]+"${CHANGED[@]}"}; do rm -f "$WRF_DIR/$f$TMPNAME"; done; rm_made_dirs; }
 restore() {   # restore FILE...: the backups of these files back into WRF_DIR
   local f bad=0
   for f in "$@"; do
@@ -410,6 +446,11 @@ done
 STAGED=1   # from here until the renames, an exit removes the temporary files
 for f in ${CHANGED[@]+"${CHANGED[@]}"}; do
   [ -f "$SCRATCH/tree/$f" ] || continue
+  d=$(dirname "$WRF_DIR/$f")
+  if [ ! -d "$d" ]; then   # innermost last, so that rm_made_dirs removes it first
+    [ -d "$(dirname "$d")" ] || { mkdir "$(dirname "$d")" && MADE_DIRS=("$(dirname "$d")" ${MADE_DIRS[@]+"${MADE_DIRS[@]}"}); }
+    mkdir "$d" 2>/dev/null && MADE_DIRS=("$d" ${MADE_DIRS[@]+"${MADE_DIRS[@]}"})
+  fi
   if ! { cp -p "$SCRATCH/tree/$f" "$WRF_DIR/$f$TMPNAME" && touch "$WRF_DIR/$f$TMPNAME"; }; then
     die "cannot write $WRF_DIR/$f$TMPNAME (disk full? permissions?); nothing changed"
   fi
@@ -433,8 +474,12 @@ STAGED=0
 trap - INT TERM HUP
 
 for p in ${TODO[@]+"${TODO[@]}"}; do
-  if [ "$REVERT" = 0 ]; then echo "applied: $(basename "$p")"; else echo "reverted: $(basename "$p")"; fi
+  if [ "$REVERT" = 1 ]; then echo "reverted: $(basename "$p")"
+  elif [[ " ${UPDATED[*]-} " == *" $p "* ]]; then echo "updated: $(basename "$p") (the earlier version reverted, this one applied)"
+  else echo "applied: $(basename "$p")"; fi
 done
+# --revert: the records' folders go too once empty
+if [ "$REVERT" = 1 ]; then rmdir "$WRF_DIR/$REC_DIR" "$WRF_DIR/.wrfgpu" 2>/dev/null || true; fi
 [ "${#TODO[@]}" -gt 0 ] || echo "patches: nothing to do"
 
 if [ "$CONF_DO" = 1 ]; then

@@ -241,13 +241,46 @@ for m in "" --cmake; do
   same "$tmp/snap" "WRF 4.6.1${m:+ ($m)}: nothing changed"
 done
 
-# ---- F. all or nothing in CMake mode: cp, mv or rm failing at each call in turn -----------------
+# ---- G. a tree patched by an earlier wrfgpu whose 0002 differs: apply.sh reverts the recorded
+#      version and applies this one; --revert reverts whichever is recorded. The earlier version
+#      is this repository's 0002 with one comment line it adds changed (a copy of wrf_patch/).
+echo "-- an earlier version of a patch"
+old=$tmp/old_wrf_patch
+rm -rf "$old" && cp -a "$repo/wrf_patch" "$old"
+n=$(grep -n '^+ *!' "$old/gpu/0002-advect-pd-gpu.patch" | head -1 | cut -d: -f1)
+sed -i "${n}s/\$/ (an earlier text)/" "$old/gpu/0002-advect-pd-gpu.patch"
+cmp -s "$old/gpu/0002-advect-pd-gpu.patch" "$repo/wrf_patch/gpu/0002-advect-pd-gpu.patch" \
+  && bad "the earlier 0002 is not another text" || ok "an earlier 0002: line $n of the patch another comment"
+fresh; run; rm -rf "$tmp/now" && cp -a "$T" "$tmp/now"         # the tree as this wrfgpu patches it
+fresh
+out=$("$old/apply.sh" "$T" --wrfgpu "$repo" 2>&1); st=$?; status 0 "the earlier wrfgpu applies its patches"
+[ -f "$T/.wrfgpu/applied/0002-advect-pd-gpu.patch" ] && cmp -s "$T/.wrfgpu/applied/0002-advect-pd-gpu.patch" "$old/gpu/0002-advect-pd-gpu.patch" \
+  && ok "the earlier 0002 is recorded as applied" || bad "no record of the earlier 0002 in .wrfgpu/applied"
+run --check; status 0 "--check on the earlier version"
+echo "$out" | grep -Eq '^0002-advect-pd-gpu.patch +an earlier version applied \(running apply.sh again updates it\)$' \
+  && ok "--check: 0002 an earlier version" || bad "--check did not report the earlier 0002: $out"
+echo "$out" | grep -Eq '^0005-persistent-solve-em-arrays.patch +applied$' && ok "--check: 0005 applied" || bad "--check: 0005: $out"
+run; status 0 "apply over the earlier version"
+has "updated: 0002-advect-pd-gpu.patch (the earlier version reverted, this one applied)" "the earlier 0002 updated"
+[ "$(count '^already applied: 000[1345]-')" = 4 ] && ok "the other 4 patches left as they were" || bad "the other patches: $out"
+same "$tmp/now" "the updated tree is the tree this wrfgpu patches (diff -r, records included)"
+fresh; "$old/apply.sh" "$T" --wrfgpu "$repo" > /dev/null 2>&1
+run --revert; status 0 "--revert of the earlier version"
+[ "$(count '^reverted: 000[1-5]-')" = 5 ] && ok "--revert: the 5 patches, the earlier 0002 among them" || bad "--revert: $out"
+same "$P" "--revert of the earlier version: the original files, no records (diff -r)"
+fresh; "$old/apply.sh" "$T" --wrfgpu "$repo" > /dev/null 2>&1; rm -rf "$T/.wrfgpu"; snap
+run; status 1 "a tree patched without records: refused"
+has "records no earlier version of it" "without records: says why"
+has "nothing changed" "without records: says nothing changed"
+same "$tmp/snap" "without records: the tree as it was"
+
+# ---- F. all or nothing in CMake mode: cp, mv, rm or mkdir failing at each call in turn -----------------
 # (apply --cmake on the original tree, --revert on the applied one): the tree ends either as it
 # was or completely done, never in between
 echo "-- failures injected"
 shim=$tmp/shim
 mkdir -p "$shim"
-for c in cp mv rm; do
+for c in cp mv rm mkdir; do
   real=$(command -v $c)
   cat > "$shim/$c.sh" <<EOF
 #!/bin/sh
@@ -259,7 +292,7 @@ done
 fresh; run --cmake; rm -rf "$tmp/done" && cp -a "$T" "$tmp/done"
 for scenario in apply revert; do
   if [ "$scenario" = apply ]; then from=$P; to=$tmp/done; opt=--cmake; else from=$tmp/done; to=$P; opt=--revert; fi
-  for c in cp mv rm; do
+  for c in cp mv rm mkdir; do
     rm -f "$shim/$c"; ln -s "$shim/$c.sh" "$shim/$c"; chmod +x "$shim/$c.sh"
     n=1; mid=0; tried=0
     while [ "$n" -le 200 ]; do
