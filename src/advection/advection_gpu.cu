@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(128) k_pd_geom(View v, float4* __restrict__ ge
   const unsigned m = (unsigned)v.mm.idx3(tc.i, tc.k, tc.j);
   if (dx) { const Face f = pd_xface(v, tc.i, tc.k, tc.j); g[0] = make_float4(f.up.a, f.up.b, f.up.coef, v.ru[m]); }
   if (dy) { const Face f = pd_yface(v, tc.i, tc.k, tc.j); g[1] = make_float4(f.up.a, f.up.b, f.up.coef, v.rv[m]); }
-  if (dz && zface_order(v, tc.k) != 0) {
+  if (dz && zface_order(v, tc.k) != 0) {  // the march reads z faces only where there is a flux
     const Face f = pd_zface(v, tc.i, tc.k, tc.j);
     g[2] = make_float4(f.up.a, f.up.b, f.up.coef, v.rom[m]);
   }
