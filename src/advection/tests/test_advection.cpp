@@ -838,7 +838,7 @@ TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
 // Tiles that the kernels' blocks of 32 x 4 (i, k) cells do not divide, level counts that are
 // not multiples of 4, species counts that neither the transfer group nor the species per
 // thread divide (1, 5, 81, 130), 1, 2 and 4 species per thread, every boundary type and a tile
-// that is not the whole domain, and (PD) tiles the level march's blocks of 29 x 13 columns
+// that is not the whole domain, and (PD) tiles the level march's blocks of 29 x 15 columns
 // do not divide, with both PD forms: GPU strict == CPU strict, every output value (tendency,
 // and h/z tendencies where WRF writes them).
 TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
