@@ -179,30 +179,37 @@ def library_times(wd):
     return ranks
 
 
+def after_first(v):
+    """A kernel's calls after its first (which carries the one-off set-up: device memory,
+    registrations, tables): (calls, ms per call, kernels + transfers ms per call), the last None
+    where the log has no first_kc_ms; None for a kernel called once."""
+    n = v[0] - 1
+    if n < 1:
+        return None
+    return n, (v[4] - v[5]) / n, None if v[6] is None else (v[1] + v[2] + v[3] - v[6]) / n
+
+
 def library_column(lib, nsteps):
     """The table's library column: per step on the slowest rank, the calls' wall time and their
     kernels + transfers, then each kernel's ms per call on its slowest rank; first calls left
     out throughout (their kernels + transfers only where the log has first_kc_ms)."""
     call = max(sum(v[4] - v[5] for v in t.values()) / nsteps for t in lib.values())
     ktx = max(sum(v[1] + v[2] + v[3] - (v[6] or 0.0) for v in t.values()) / nsteps for t in lib.values())
-    per = {k: max((t[k][4] - t[k][5]) / (t[k][0] - 1) if t[k][0] > 1 else t[k][4]
-                  for t in lib.values() if k in t)
+    per = {k: max(after_first(t[k])[1] if after_first(t[k]) else t[k][4] for t in lib.values() if k in t)
            for k in sorted({k for t in lib.values() for k in t})}
     return "%.1f / %.1f (%s)" % (call, ktx, ", ".join("%s %.2f" % kv for kv in per.items()))
 
 
 def steady_calls(lib):
-    """Per kernel, the calls after the first (which carries the one-off set-up: device memory,
-    registrations, tables): {kernel: (calls, ms per call on rank 0, its kernels + transfers per
-    call, call / (kernels + transfers) on rank 0, the highest such ratio over the ranks)}. Needs
-    first_kc_ms in the log (the first call's kernels + transfers, left out of both); kernels
-    with a single call or without it are not listed."""
+    """Per kernel, the calls after the first (after_first): {kernel: (calls, ms per call on rank
+    0, its kernels + transfers per call, call / (kernels + transfers) on rank 0, the highest such
+    ratio over the ranks)}. Needs first_kc_ms in the log (the first call's kernels + transfers,
+    left out of both); kernels with a single call or without it are not listed."""
     def per_call(v):
-        n = v[0] - 1
-        if n < 1 or v[6] is None:
+        a = after_first(v)
+        if a is None or a[2] is None:
             return None
-        call = (v[4] - v[5]) / n
-        kc = (v[1] + v[2] + v[3] - v[6]) / n
+        _, call, kc = a
         return call, kc, (call / kc if kc > 0 else float("inf"))
     out = {}
     r0 = next((t for f, t in lib.items() if f.endswith("rsl.error.0000")), None)

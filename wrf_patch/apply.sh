@@ -447,10 +447,9 @@ STAGED=1   # from here until the renames, an exit removes the temporary files
 for f in ${CHANGED[@]+"${CHANGED[@]}"}; do
   [ -f "$SCRATCH/tree/$f" ] || continue
   d=$(dirname "$WRF_DIR/$f")
-  if [ ! -d "$d" ]; then   # innermost last, so that rm_made_dirs removes it first
-    [ -d "$(dirname "$d")" ] || { mkdir "$(dirname "$d")" && MADE_DIRS=("$(dirname "$d")" ${MADE_DIRS[@]+"${MADE_DIRS[@]}"}); }
-    mkdir "$d" 2>/dev/null && MADE_DIRS=("$d" ${MADE_DIRS[@]+"${MADE_DIRS[@]}"})
-  fi
+  for x in "$(dirname "$d")" "$d"; do   # outer first; listed inner first, as rm_made_dirs removes
+    [ -d "$x" ] || { mkdir "$x" && MADE_DIRS=("$x" ${MADE_DIRS[@]+"${MADE_DIRS[@]}"}); }
+  done
   if ! { cp -p "$SCRATCH/tree/$f" "$WRF_DIR/$f$TMPNAME" && touch "$WRF_DIR/$f$TMPNAME"; }; then
     die "cannot write $WRF_DIR/$f$TMPNAME (disk full? permissions?); nothing changed"
   fi
@@ -479,7 +478,7 @@ for p in ${TODO[@]+"${TODO[@]}"}; do
   else echo "applied: $(basename "$p")"; fi
 done
 # --revert: the records' folders go too once empty
-if [ "$REVERT" = 1 ]; then rmdir "$WRF_DIR/$REC_DIR" "$WRF_DIR/.wrfgpu" 2>/dev/null || true; fi
+if [ "$REVERT" = 1 ]; then rmdir "$WRF_DIR/$REC_DIR" "$WRF_DIR/$(dirname "$REC_DIR")" 2>/dev/null || true; fi
 [ "${#TODO[@]}" -gt 0 ] || echo "patches: nothing to do"
 
 if [ "$CONF_DO" = 1 ]; then
