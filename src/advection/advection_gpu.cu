@@ -314,11 +314,15 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // owns column (oi - 1 + tx, oj - 1 + ty), where (oi, oj) is the block's first tile cell: tile
 // cells tx 1..29, ty 1..15, ring cells (limiter) tx 0..30, ty 0..16, faces tx 0..31, ty 0..17.
 // The tracer's level slabs (i oi-4..oi+32, j oj-4..oj+18, the x and y stencils of those faces)
-// come into shared memory by cp.async four levels ahead; the column's vertical stencil is a
-// window of registers. At level L the block computes the faces of L (x, y, into shared memory)
-// and L+1 (z, in registers); after one barrier, the limiter scales of level L (advect_scalar_pd's
-// "positive definite filter") and the tendencies of level L-1. Every value comes from the
-// advection_physics.h functions on the same operands as the CPU backend: the same bits.
+// come into shared memory by cp.async six levels ahead; the column's vertical stencil is a
+// window of registers. At level L a thread computes the faces of L+1 (x, y, into shared
+// memory; z of L+2, in registers), then waits for every thread's faces of L and scales of L-1,
+// then computes the limiter scales of level L (advect_scalar_pd's "positive definite filter")
+// and the tendencies of level L-1, and arrives for the next level. The barrier is an mbarrier
+// split in its arrival and its wait, so that a level's face work covers the wait for the
+// slowest warp (1.03-1.05x faster than one __syncthreads per level: docs/performance.md, "The
+// level's barrier as arrival and wait"). Every value comes from the advection_physics.h
+// functions on the same operands as the CPU backend: the same bits.
 // Variants measured and dropped (several species per block, two blocks per SM), and where
 // the three kernels above stay faster: docs/performance.md, "Advection: one kernel for the PD
 // scheme".
@@ -329,10 +333,33 @@ constexpr int kBX = 32, kBY = 18, kCol = kBX * kBY;  // threads = columns
 constexpr int kTX = kBX - 3, kTY = kBY - 3;          // tile cells per block
 constexpr int kSW = kBX + 5, kSH = kBY + 5, kSlab = kSW * kSH;
 constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;  // slab elements per thread
-constexpr int kNB = 8;  // slab levels held: L..L+3, L+4 in flight (a power of two: the ring index)
+constexpr int kNB = 8;  // slab levels held: L+1..L+5, L+6 in flight (a power of two: the ring index)
 constexpr int kNF = 4;  // face and scale levels held: L-1..L+1 (and a power of two)
 inline std::size_t smem_bytes(bool sep_fo) {
-  return sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol);
+  return 16 + sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol);
+}
+// The level's barrier split in an arrival and a wait (an mbarrier in shared memory, 8 bytes
+// before the slabs): a thread arrives once its scales and tendencies of a level are written and
+// its slab copies have landed, computes the next level's faces, which read nothing written in
+// that level, and only then waits for the other threads' arrivals. The arrival releases and the
+// wait acquires the threads' shared-memory writes (PTX mbarrier semantics, CTA scope).
+__device__ __forceinline__ void mbar_init(unsigned a, unsigned n) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(a), "r"(n) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned a) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared.b64 st, [%0];\n}" ::"r"(a) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned a, unsigned parity) {
+  unsigned ok;
+  do {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+#else
+    asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(ok) : "r"(a), "r"(parity) : "memory");
+#endif
+  } while (!ok);
 }
 __device__ __forceinline__ void cp_async4(float* dst, const float* src) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
@@ -377,7 +404,9 @@ template <bool SEP>
 __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float4* __restrict__ geom, KBox fb,
                                                              KBox t, FaceUse u) {
   using namespace fused;
-  extern __shared__ float sm[];
+  extern __shared__ float4 sm4[];
+  float* const sm = reinterpret_cast<float*>(sm4) + 4;  // after the mbarrier
+  const unsigned bar = (unsigned)__cvta_generic_to_shared(sm4);
   const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kBX * ty;
   const int oi = t.i0 + blockIdx.x * kTX, oj = t.j0 + blockIdx.y * kTY;
   const int i = oi - 1 + tx, j = oj - 1 + ty;
@@ -449,40 +478,50 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
   unsigned ob = 0;  // the column's output at level kts
   if (tile) { tg = pd_tend_geom(v, i, kts, j); ob = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, kts, j); }
 
-  for (int K = kts; K < kts + 4; ++K) load_slab(K);
+  if (tid == 0) mbar_init(bar, kCol);
+  for (int K = kts; K < kts + 6; ++K) load_slab(K);
   cp_async_wait<0>();
   __syncthreads();
-  // The column's window before level L's shift: F at L-2..L+1, FO at L-1..L; its z faces L-1
-  // and L; its scales at L-2 and L-1 (and L once computed).
+  // The column's window before the faces of a level M: F at M-2..M+1, FO at M-1..M. At level
+  // L: its z faces L-1, L, L+1 (zprev, zlo, zup; L+2 into zn) and its scales at L-2 and L-1
+  // (and L once computed).
   float w0 = 0.0f, w1 = 0.0f, w2 = fslab(kts)[c], w3 = kts + 1 <= ktf ? fslab(kts + 1)[c] : 0.0f;
   float o0 = 0.0f, o1 = foslab(kts)[c];
   float scm = 1.0f, sc0 = 1.0f, scp = 1.0f;
   Flux zprev{0.0f, 0.0f}, zlo{0.0f, 0.0f}, zup{0.0f, 0.0f};
   Faces f = load_faces(kts);
-  for (int L = kts; L <= ktf + 1; ++L) {
-    load_slab(L + 4);
-    if (L <= ktf) {  // the faces of level L
-      w0 = w1; w1 = w2; w2 = w3;
-      w3 = L + 2 <= ktf ? fslab(L + 2)[c] : 0.0f;
-      o0 = o1;
-      o1 = L + 1 <= ktf ? foslab(L + 1)[c] : 0.0f;
-      const SlabPts F{fslab(L) + c}, FO{foslab(L) + c};
-      if (dx) {
-        const Flux q = pd_xflux(f.x, F, FO, v.ts);
-        lev(0, L)[tid] = q.hi; lev(1, L)[tid] = q.lo;
-      }
-      if (dy) {
-        const Flux q = pd_yflux(f.y, F, FO, v.ts);
-        lev(2, L)[tid] = q.hi; lev(3, L)[tid] = q.lo;
-      }
-      zup = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, L + 1) : Flux{0.0f, 0.0f};
-      // The next level's, into the registers this level's faces no longer need, while the
-      // limiter and the tendency compute. (Loaded before this level's faces, they needed a
-      // second set of registers and about 25 moves per level: 1.07-1.15x slower.)
-      if (L + 1 <= ktf) f = load_faces(L + 1);
+  // The x and y faces of level M into shared memory, its z face M+1 into zn, and the next
+  // level's coefficients into f. Needs slabs M..M+2 of every thread's copies.
+  auto faces_of = [&](int M, Flux& zn) {
+    w0 = w1; w1 = w2; w2 = w3;
+    w3 = M + 2 <= ktf ? fslab(M + 2)[c] : 0.0f;
+    o0 = o1;
+    o1 = M + 1 <= ktf ? foslab(M + 1)[c] : 0.0f;
+    const SlabPts F{fslab(M) + c}, FO{foslab(M) + c};
+    if (dx) {
+      const Flux q = pd_xflux(f.x, F, FO, v.ts);
+      lev(0, M)[tid] = q.hi; lev(1, M)[tid] = q.lo;
     }
-    cp_async_wait<1>();  // slab L+3 is in (L+4 may still be on its way)
-    __syncthreads();
+    if (dy) {
+      const Flux q = pd_yflux(f.y, F, FO, v.ts);
+      lev(2, M)[tid] = q.hi; lev(3, M)[tid] = q.lo;
+    }
+    zn = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, M + 1) : Flux{0.0f, 0.0f};
+    if (M + 1 <= ktf) f = load_faces(M + 1);
+  };
+  faces_of(kts, zup);
+  mbar_arrive(bar);  // phase 0: the faces of kts
+  for (int L = kts; L <= ktf + 1; ++L) {
+    const float oL = o0;  // field_old at L, for the limiter
+    Flux zn{0.0f, 0.0f};
+    // Slab L+6 goes where slab L-2 was, last read by the faces of L-2 (at level L-3), which
+    // every thread finished before the wait of level L-1 let this one on.
+    load_slab(L + 6);
+    // The faces of level L+1 (slabs L+1..L+3): every thread's copies through L+3 landed before
+    // its arrival at the end of level L-2, which the wait of level L-1 covered. Their shared
+    // memory was last read at level L-2 (the tendencies of L-3), before that arrival too.
+    if (L + 1 <= ktf) faces_of(L + 1, zn);
+    mbar_wait(bar, (unsigned)(L - kts) & 1u);  // the faces of L and the scales of L-1
     if (L <= ktf && ring) {  // the limiter scale of level L (1 where WRF's limiter does not reach)
       float scn = 1.0f;
       if (lim) {
@@ -494,7 +533,7 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
         q.y1 = Flux{lev(2, L)[tid + kBX], lev(3, L)[tid + kBX]};
         q.z0 = zlo;
         q.z1 = zup;
-        scn = pd_scale(pd_ph_low(v, g, q, o0), pd_flux_out(v, g, q));
+        scn = pd_scale(pd_ph_low(v, g, q, oL), pd_flux_out(v, g, q));
       }
       lev(4, L)[tid] = scn;
       scp = scn;
@@ -522,7 +561,9 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
       };
       write_pd_tendency(v, tg, q, s, ob + (unsigned)(k - kts) * (unsigned)v.mo.nx(), i, k, j, sc);
     }
-    zprev = zlo; zlo = zup;
+    cp_async_wait<1>();  // slab L+5 is in (L+6 may still be on its way)
+    mbar_arrive(bar);    // phase L-kts+1: the faces of L+1 and the scales of L
+    zprev = zlo; zlo = zup; zup = zn;
     scm = sc0; sc0 = scp;
   }
 }
