@@ -11,8 +11,8 @@
 //   (the tracers are read from the caller's memory once); per group: H2D -> the tendencies of
 //   the tile -> D2H of the tile only, into one pinned output buffer for the call. The PD
 //   scheme's tendencies come from one level-march kernel (k_pd_fused, with the call's face
-//   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (2, or 1.4
-//   and 0.6 for groups of 2 and 1 species), else from three kernels (each face flux once,
+//   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (from 0.6,
+//   not just past one wave), else from three kernels (each face flux once,
 //   the limiter scales of the ring cells, the tendencies); the unlimited scheme's from two
 //   (each face flux once, the tendencies);
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
@@ -872,14 +872,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   if (spt <= 0) spt = 8;
   // PD: the level march where one group's launch has enough blocks per SM, else the three
   // kernels, whose one thread per cell fills SMs that the march's 35 levels in sequence leave
-  // idle. Enough depends on the species per group: the three kernels share a cell's face
-  // geometry among a thread's species, the march takes it from k_pd_geom whatever the group.
-  // Crossovers measured on an H100 (docs/performance.md, "Advection: one kernel for the PD
-  // scheme" and "The march's next faces loaded late"), blocks per SM: 1 species between 0.53
-  // (three kernels 1.04x faster) and 0.73; 2 species between 1.06 (three kernels 1.15x) and
-  // 1.45 (march 1.05x); 3 between 1.59 (equal) and 2.2 (march 1.04x); the march 1.29x faster
-  // at CONUS size (8.2) and at 4.8 with 14. (The march's waves are whole blocks per SM, so a
-  // launch just past one wave favours the three kernels.)
+  // idle. The march runs one block per SM, so its time goes by whole waves: it is faster from
+  // 0.6 blocks per SM, whatever the species per group, except just past one wave, where its
+  // second wave is nearly empty and the three kernels, which share a cell's face geometry
+  // among a thread's species, are faster with 2 or more species per group. Measured on an
+  // H200 with 29 x 15 tiles (docs/performance.md, "The size rule for blocks of 32 x 18"),
+  // blocks per SM: three kernels faster at 0.36-0.48 (1.04-1.4x), and at 1.09 with 3 species
+  // (1.13x; equal with 2); the march faster at 0.61-0.95 (1.0-1.7x), at 1.17 with 1 species
+  // (1.31x), from 1.21 with 2 (1.05x) and from 1.36 with 3 (1.15-1.26x); equal at 1.23-1.27
+  // with 3.
   bool march = false;
   const dim3 march_tiles((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + fused::kTY - 1) / fused::kTY);
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
@@ -889,9 +890,12 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
     const long blocks = (long)march_tiles.x * march_tiles.y * G;
-    const long tenths_per_sm = G == 1 ? 6 : G == 2 ? 14 : 20;  // 0.6, 1.4, 2 blocks per SM
+    const bool enough = 10 * blocks >= 6 * (long)nsm;  // 0.6 blocks per SM
+    // past one wave by less than 1/8 of a wave (2 species per group) or 1/4 (3 or more)
+    const long thin = G == 1 ? 0 : G == 2 ? nsm / 8 : nsm / 4;
+    const bool thin_second_wave = blocks > nsm && blocks - nsm < thin;
     march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && 10 * blocks >= tenths_per_sm * nsm);
+            (k == GpuOptions::PdKernel::Auto && enough && !thin_second_wave);
   }
 
   // ---- buffers ----------------------------------------------------------------------------
