@@ -94,8 +94,8 @@ struct GpuOptions {
   int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each)
   int species_per_thread = 0; // face-flux kernels (not the level march): tracers one thread loops over; 0: 8
   // PD scheme: the level march (one kernel per group, k_pd_fused) where a group has enough of
-  // its blocks per SM (0.6 with 1 species per group, 1.4 with 2, 2 with more), the three
-  // kernels otherwise (PdKernel::Auto); or either, for measurement and tests (the
+  // its blocks per SM (0.6, and not just past one wave with 2 or more species per group), the
+  // three kernels otherwise (PdKernel::Auto); or either, for measurement and tests (the
   // environment: WRFGPU_ADVECT_PD_KERNEL=march|three).
   enum class PdKernel { Auto, March, Three };
   PdKernel pd_kernel = PdKernel::Auto;
