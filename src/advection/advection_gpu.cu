@@ -870,18 +870,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
-  // PD: the level march where one group's launch has enough blocks per SM, else the three
-  // kernels, whose one thread per cell fills SMs that the march's 35 levels in sequence leave
-  // idle. The march runs one block per SM, so its time goes by whole waves: it is faster from
-  // 0.6 blocks per SM, whatever the species per group, except just past one wave, where its
-  // second wave is nearly empty and the three kernels, which share a cell's face geometry
-  // among a thread's species, are faster with 2 or more species per group. Measured on an
-  // H200 with 29 x 15 tiles (docs/performance.md, "The size rule for blocks of 32 x 18"),
-  // blocks per SM: three kernels faster at 0.36-0.48 (1.04-1.4x), at 1.09 with 3 species
-  // (1.13x; equal with 2), at 1.06-1.21 with 4 (1.02-1.08x) and at 1.27 with 14 (1.16x); the
-  // march faster at 0.61-0.95 (1.0-1.7x; three kernels 1.03x with 4), at 1.17 with 1 species
-  // (1.31x), from 1.21 with 2 (1.05x), from 1.36 with 3 (1.15-1.26x) and at 2.12 with 14
-  // (1.25x); equal at 1.23-1.27 with 3 and 1.45 with 4.
+  // PD: the level march or the three kernels by the launch's size (pd_march_by_size).
   bool march = false;
   const dim3 march_tiles((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + fused::kTY - 1) / fused::kTY);
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
@@ -891,12 +880,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
     const long blocks = (long)march_tiles.x * march_tiles.y * G;
-    const bool enough = 10 * blocks >= 6 * (long)nsm;  // 0.6 blocks per SM
-    // past one wave by less than (G - 1)/8 of a wave, at most half a wave
-    const long thin = (long)nsm * std::min(G - 1, 4) / 8;
-    const bool thin_second_wave = blocks > nsm && blocks - nsm < thin;
     march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && enough && !thin_second_wave);
+            (k == GpuOptions::PdKernel::Auto && pd_march_by_size(blocks, nsm, G));
   }
 
   // ---- buffers ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <vector>
 #include "advection.h"
 #include "advection_capture.h"
+#include "advection_impl.h"
 #include "advection_physics.h"
 #include "advection_synth.h"
 #include "device.h"
@@ -833,6 +834,34 @@ TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
         else run_unlimited(Backend::Both, Mode::Strict, in, &t, o);
         EXPECT_EQ(t.both_cells_differing, 0u) << "pd " << pd << " bc " << bc << " group " << g;
       }
+}
+
+// The PD size rule (pd_march_by_size) against the launches measured on an H200 (132 SMs; the
+// table of docs/performance.md, "The size rule for blocks of 32 x 18"): at each, the form that
+// was faster by more than 3% in both rounds. (The cases within 3% are left out: either form
+// is right there.) Host logic only: it runs without a GPU.
+TEST(AdvectionRule, PdMarchBySizeTakesTheMeasuredFasterForm) {
+  struct Launch { const char* what; long blocks; int G; bool march_faster; };
+  const Launch measured[] = {
+      {"150x110, 1 tracer", 48, 1, false},   {"180x130, 1 tracer", 63, 1, false},
+      {"212x150, 1 tracer", 80, 1, true},    {"270x180, 1 tracer", 120, 1, true},
+      {"300x200, 1 tracer", 154, 1, true},   {"330x210, 1 tracer", 168, 1, true},
+      {"360x225, 1 tracer", 195, 1, true},   {"180x130, 2 tracers", 126, 2, true},
+      {"212x150, 2 tracers", 160, 2, true},  {"240x130, 2 tracers", 162, 2, true},
+      {"240x150, 2 tracers", 180, 2, true},  {"240x165, 2 tracers", 198, 2, true},
+      {"106x75, 5 tracers", 60, 3, false},   {"150x110, 5 tracers", 144, 3, false},
+      {"165x150, 5 tracers", 180, 3, true},  {"180x130, 5 tracers", 189, 3, true},
+      {"212x150, 5 tracers", 240, 3, true},  {"240x150, 5 tracers", 270, 3, true},
+      {"130x100, 20 tracers", 140, 4, false}, {"60x45, 81 tracers", 126, 14, true},
+      {"64x50, 81 tracers", 168, 14, false}, {"106x75, 81 tracers", 280, 14, true},
+  };
+  for (const Launch& l : measured)
+    EXPECT_EQ(pd_march_by_size(l.blocks, 132, l.G), l.march_faster)
+        << l.what << ": " << l.blocks << " blocks of " << l.G << " species per group on 132 SMs";
+  // 81 tracers on 134x110x35 (5 x 8 tiles, 14 species per group) and CONUS with 5 (15 x 20
+  // tiles, 3): the march, 1.4-1.6x faster there
+  EXPECT_TRUE(pd_march_by_size(5 * 8 * 14, 132, 14));
+  EXPECT_TRUE(pd_march_by_size(15 * 20 * 3, 132, 3));
 }
 
 // Tiles that the kernels' blocks of 32 x 4 (i, k) cells do not divide, level counts that are
