@@ -195,7 +195,10 @@ def library_column(lib, nsteps):
     out throughout (their kernels + transfers only where the log has first_kc_ms)."""
     call = max(sum(v[4] - v[5] for v in t.values()) / nsteps for t in lib.values())
     ktx = max(sum(v[1] + v[2] + v[3] - (v[6] or 0.0) for v in t.values()) / nsteps for t in lib.values())
-    per = {k: max(after_first(t[k])[1] if after_first(t[k]) else t[k][4] for t in lib.values() if k in t)
+    def ms_per_call(v):  # after the first call; a kernel called once: that call
+        a = after_first(v)
+        return a[1] if a else v[4]
+    per = {k: max(ms_per_call(t[k]) for t in lib.values() if k in t)
            for k in sorted({k for t in lib.values() for k in t})}
     return "%.1f / %.1f (%s)" % (call, ktx, ", ".join("%s %.2f" % kv for kv in per.items()))
 

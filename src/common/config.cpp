@@ -60,8 +60,8 @@ const std::vector<Setting>& table() {
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
        "advection GPU, face-flux kernels (not the level march): species per thread"},
       {"WRFGPU_ADVECT_PD_KERNEL", C, "march|three", 0, 0,
-       "computed: march where a group's blocks of 29 x 15 columns per SM are at least 0.6 (1 species per group), "
-       "1.4 (2) or 2 (3 and more)", T, "library",
+       "computed: march where a group's blocks of 29 x 15 columns per SM are at least 0.6, except past one "
+       "wave by less than (G - 1)/8 of a wave (G species per group; at most half a wave)", T, "library",
        "advection GPU, PD scheme: one level-march kernel or three kernels (measurement)"},
       {"WRFGPU_ADVECT_CPU_TILE", S, "WxH or 0", 0, 0, "16x8", T, "library",
        "advection CPU: blocks of W x H columns marching up the levels; 0: the per-cell forms"},
