@@ -21,7 +21,9 @@ enum class Precision { Double, Float };   // state/linear algebra of the Rosenbr
 // fill the GPU). Lane: a lane per cell, the serial integrator of the CPU backend per lane, the
 // arrays in global memory, a finished lane taking the next cell (fewer instructions per cell,
 // for calls with many cells). Auto: the library chooses by the size of each chunk of the call
-// (the lane kernel from 1,024 cells per SM, 135,168 cells on an H100: the crossover measured).
+// and the previous call's step counts (the lane kernel from 1,024 cells per SM, 135,168 cells on
+// an H100; from 300 per SM when the previous call's longest cell took at most twice its mean
+// step count: the crossovers measured, docs/radm2sorg.md).
 // The results are the same bits either way.
 enum class GpuSolver { Auto, Warp, Lane };
 

@@ -25,6 +25,35 @@ inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t 
   for (std::size_t c = 0; c < n; ++c) order[start[255 - expected_steps[c]]++] = (unsigned)c;
 }
 
+// GpuSolver::Auto's choice for chunks of `chunk` cells on a device of `nsm` SMs: the lane kernel
+// (true) or the warp kernel. expected_steps: the previous call's step counts of the call's n
+// cells, or null on a tile's first call. A lane kernel cannot end before its lane with the most
+// steps (a lane takes about 1 ms per step attempt, a warp about 0.2), so below a few cells per
+// lane the crossover follows the longest cells, not the mean. Measured on an H200, 132 SMs, 3
+// lane blocks per SM (docs/radm2sorg.md, "The crossover by step counts"):
+// - narrow counts (the longest at most twice the mean: WRF's own em_quarter_ss chemistry, mean
+//   5.7 and at most 9 steps; a cold start, mean 42 and at most 70): the warp kernel 1.14-1.18x
+//   faster at 219 cells per SM, the lane kernel 1.13-1.21x faster from 364, up to 1.70x at 1,091;
+// - a long tail (a synthetic warm case, mean 7.8 and up to 48 steps): the warp kernel faster up
+//   to 645 cells per SM, the two within 3% at 680-720, the lane kernel 1.05-1.11x faster at
+//   758-909; cells alternating 43 and 4 steps (H100, index order) were 1.24x faster on the warp
+//   kernel at 909. So a tail, or no counts to judge by, keeps 1,024 cells per SM.
+constexpr int kLaneMinCellsPerSm = 1024;       // any step counts
+constexpr int kLaneMinCellsPerSmNarrow = 300;  // the previous call's longest <= 2x its mean
+inline bool lane_by_size(std::size_t chunk, int nsm, const std::uint8_t* expected_steps,
+                         std::size_t n) {
+  if (chunk >= (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm) return true;
+  if (!expected_steps || n == 0 || chunk < (std::size_t)kLaneMinCellsPerSmNarrow * (std::size_t)nsm)
+    return false;
+  std::uint64_t sum = 0;
+  unsigned longest = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    sum += expected_steps[c];
+    longest = expected_steps[c] > longest ? expected_steps[c] : longest;
+  }
+  return (std::uint64_t)longest * n <= 2 * sum;  // longest <= 2 x mean
+}
+
 // Where the GPU backend reads a call's inputs and writes its results, chunk by chunk, straight
 // from and into its page-locked staging: field f of cells [c0, c0 + n). get: state fields
 // 0..kNState-1, then met kNState..kNState+kNMet-1; put: state fields, then vdrog3

@@ -290,9 +290,11 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   const kpp::TeamTables* tb = &device_team_tables();
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
   const TeamLaunch* cfg = &team_launch<T>(L);
-  // A lane per cell for chunks of many cells (kLaneMinCellsPerSm), else a warp per cell
+  // A lane per cell for chunks of many cells, or of fewer when the previous call's step counts
+  // were narrow (lane_by_size), else a warp per cell
   const bool lane = solver == GpuSolver::Lane ||
-                    (solver == GpuSolver::Auto && chunk >= lane_min_cells<T>());
+                    (solver == GpuSolver::Auto &&
+                     lane_by_size(chunk, lane_device_sms<T>(), expected_steps, ncell));
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 

@@ -164,8 +164,8 @@ int lane_warps(std::size_t ncell) {
 }
 
 template <class T>
-std::size_t lane_min_cells() {
-  return (std::size_t)kLaneMinCellsPerSm * lane_launch<T>().nsm;
+int lane_device_sms() {
+  return lane_launch<T>().nsm;
 }
 
 template <class T>
@@ -184,8 +184,8 @@ void launch_lane(const CellOptions& opt, std::size_t ncell, T* cells, int* stats
 
 template int lane_warps<double>(std::size_t);
 template int lane_warps<float>(std::size_t);
-template std::size_t lane_min_cells<double>();
-template std::size_t lane_min_cells<float>();
+template int lane_device_sms<double>();
+template int lane_device_sms<float>();
 template std::size_t lane_scratch_values<double>(int);
 template std::size_t lane_scratch_values<float>(int);
 template void launch_lane<double>(const CellOptions&, std::size_t, double*, int*,

@@ -1017,6 +1017,80 @@ TEST(Radm2sorgApi, LongestFirstOrder) {
               (int)e[ord[0]]);
 }
 
+// GpuSolver::Auto's choice between the lane and the warp kernel (lane_by_size) against the
+// launches measured on an H200 (132 SMs; docs/radm2sorg.md, "The crossover by step counts"):
+// kernel ms of each, forced, in cases replicated from three captures whose step counts (the CPU
+// backend on the replicated cases) were narrow (WRF's em_quarter_ss chemistry: mean 5.7, at
+// most 9; a cold start: mean 42.4, at most 70) or had a tail (the synthetic warm capture: mean
+// 7.8, up to 48). The rule sees the previous call's counts as expected_steps: here arrays with
+// those means and maxima. Where one kernel was faster by more than 3%, the rule must take it,
+// except at the two sizes where the tail rule knowingly gives up 1.07-1.08x (the cost of
+// keeping 1,024 cells per SM for a tail, which protects cells of mixed step counts).
+TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
+  struct Launch {
+    const char* counts;
+    std::size_t cells;
+    double warp_ms, lane_ms;
+  };
+  const Launch measured[] = {
+      {"wrf", 28899, 6.38, 7.51},      {"wrf", 48000, 10.88, 9.04},     {"wrf", 72000, 16.19, 10.98},
+      {"wrf", 85000, 18.93, 11.94},    {"wrf", 90000, 20.03, 12.49},    {"wrf", 95000, 20.96, 12.97},
+      {"wrf", 100000, 21.91, 13.50},   {"wrf", 120000, 26.46, 16.58},   {"wrf", 144000, 31.57, 18.58},
+      {"cold", 28899, 45.30, 51.55},   {"cold", 48000, 73.88, 65.01},   {"cold", 72000, 107.26, 81.67},
+      {"cold", 100000, 148.69, 106.07}, {"cold", 120000, 177.36, 133.95}, {"cold", 144000, 212.32, 156.02},
+      {"cold", 256000, 384.42, 272.72}, {"tail", 28899, 7.94, 16.34},   {"tail", 48000, 13.27, 19.08},
+      {"tail", 72000, 19.93, 22.73},   {"tail", 85000, 23.17, 24.63},   {"tail", 90000, 25.43, 25.60},
+      {"tail", 95000, 26.66, 25.94},   {"tail", 100000, 28.27, 26.37},  {"tail", 120000, 33.73, 31.19},
+      {"tail", 144000, 40.46, 32.89},  {"tail", 256000, 72.81, 51.77},
+  };
+  const int nsm = 132;
+  auto counts = [](const std::string& kind, std::size_t n) {
+    const int mean = kind == "wrf" ? 6 : kind == "cold" ? 42 : 8;
+    const int longest = kind == "wrf" ? 9 : kind == "cold" ? 70 : 48;
+    std::vector<std::uint8_t> e(n, (std::uint8_t)mean);
+    e[n / 2] = (std::uint8_t)longest;
+    return e;
+  };
+  int misses = 0, checked = 0;
+  for (const Launch& m : measured) {
+    const std::vector<std::uint8_t> e = counts(m.counts, m.cells);
+    const bool lane = r2::lane_by_size(m.cells, nsm, e.data(), e.size());
+    const double ratio = m.warp_ms / m.lane_ms;  // > 1: the lane kernel faster
+    if (ratio > 1.03 || ratio < 1 / 1.03) {
+      ++checked;
+      if (lane != (ratio > 1)) {
+        ++misses;
+        const bool known = std::string(m.counts) == "tail" && (m.cells == 100000 || m.cells == 120000);
+        EXPECT_TRUE(known) << m.counts << " counts, " << m.cells << " cells: the rule takes the "
+                           << (lane ? "lane" : "warp") << " kernel, " << (lane ? 1 / ratio : ratio)
+                           << "x slower";
+        EXPECT_LT(lane ? 1 / ratio : ratio, 1.09) << m.counts << ", " << m.cells << " cells";
+      }
+    }
+    // Without counts (a tile's first call) the size alone decides, at 1,024 cells per SM.
+    EXPECT_EQ(r2::lane_by_size(m.cells, nsm, nullptr, 0), m.cells >= 1024u * nsm) << m.cells;
+  }
+  EXPECT_EQ(checked, 24);
+  EXPECT_EQ(misses, 2);
+  // The narrow / tail judgement on real step counts: WRF's own chemistry capture (the CPU
+  // backend) is narrow, the synthetic warm capture (up to 11 steps, mean 4.3) has a tail.
+  for (const char* f : {"quarter_ss_chem_radm2sorg_kpp_d01_step0010_rank3.nc", "radm2sorg_warm_40x15x20.nc"}) {
+    const std::string path = wrfgpu_test::data_file(f);
+    ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
+    const Case c = load(path);
+    std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
+    r2::Options o;
+    o.dtstepc = c.dtstepc;
+    const r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
+    std::vector<std::uint8_t> e(c.n);
+    for (std::size_t q = 0; q < c.n; ++q) e[q] = (std::uint8_t)std::min(s.nstp[q], 255);
+    const bool wrf = f[0] == 'q';
+    EXPECT_EQ(r2::lane_by_size(400u * nsm, nsm, e.data(), c.n), wrf) << f;
+    EXPECT_TRUE(r2::lane_by_size(1024u * nsm, nsm, e.data(), c.n)) << f;
+    EXPECT_FALSE(r2::lane_by_size(299u * nsm, nsm, e.data(), c.n)) << f;
+  }
+}
+
 // Longest-first hand-out (the previous call's step counts) changes only the order in which the
 // warps take cells: the same bits and step counts as index order, in one chunk and in several.
 TEST(Radm2sorgGpu, LongestFirstSameBits) {
