@@ -987,18 +987,25 @@ TEST(Radm2sorgGpu, MatchesCpu) {
 
 // The warp kernel's hand-out order from step counts of a real run (the warm capture on the CPU
 // backend): a permutation, counts non-increasing along it, equal counts in index order.
-TEST(Radm2sorgApi, LongestFirstOrder) {
-  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
-  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
-  const Case c = first_cells(load(path), 1500);
+// The step counts of a case's cells on the CPU backend, capped at 255 as the library keeps them
+// for the next call.
+std::vector<std::uint8_t> cpu_step_counts(const Case& c) {
   std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
   r2::Options o;
   o.dtstepc = c.dtstepc;
   const r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
   std::vector<std::uint8_t> e(c.n);
   for (std::size_t q = 0; q < c.n; ++q) e[q] = (std::uint8_t)std::min(s.nstp[q], 255);
-  const int lo = *std::min_element(s.nstp.begin(), s.nstp.end());
-  const int hi = *std::max_element(s.nstp.begin(), s.nstp.end());
+  return e;
+}
+
+TEST(Radm2sorgApi, LongestFirstOrder) {
+  const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
+  const Case c = first_cells(load(path), 1500);
+  const std::vector<std::uint8_t> e = cpu_step_counts(c);
+  const int lo = *std::min_element(e.begin(), e.end());
+  const int hi = *std::max_element(e.begin(), e.end());
   ASSERT_LT(lo, hi) << "the capture's cells should take different step counts";
   std::vector<unsigned> ord(c.n);
   r2::longest_first_order(e.data(), c.n, ord.data());
@@ -1078,12 +1085,7 @@ TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
     const std::string path = wrfgpu_test::data_file(f);
     ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
     const Case c = load(path);
-    std::vector<float> st = c.state, vd(r2::kLdrog * c.n, 0.f);
-    r2::Options o;
-    o.dtstepc = c.dtstepc;
-    const r2::Stats s = r2::run_dense(o, c.n, st.data(), c.met.data(), vd.data());
-    std::vector<std::uint8_t> e(c.n);
-    for (std::size_t q = 0; q < c.n; ++q) e[q] = (std::uint8_t)std::min(s.nstp[q], 255);
+    const std::vector<std::uint8_t> e = cpu_step_counts(c);
     const bool wrf = f[0] == 'q';
     EXPECT_EQ(r2::lane_by_size(400u * nsm, nsm, e.data(), c.n), wrf) << f;
     EXPECT_TRUE(r2::lane_by_size(1024u * nsm, nsm, e.data(), c.n)) << f;
