@@ -163,7 +163,11 @@ CONTAINS
                       'call wrfgpu_advect per species instead'
       ierr = 2
     ELSE IF (PRESENT(what_old) .AND. last /= first) THEN
-      WRITE(0, '(A)') 'wrfgpu_advect_batch: what_old names a 3-D array: one species (first = last)'
+      ! Also what a WRF object compiled against an older module_wrfgpu_advect (no what_old)
+      ! shows when linked with this library: its absent argument reads as present.
+      WRITE(0, '(A)') 'wrfgpu_advect_batch: what_old names a 3-D array: one species (first = last). '// &
+                      'Inside WRF this also means that solve_em was compiled against an older '// &
+                      'libwrfgpu: apply wrf_patch again and rebuild WRF'
       ierr = 2
     ELSE IF (last < first) THEN
       ierr = 0
