@@ -35,7 +35,7 @@ inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t 
 //   5.7 and at most 9 steps; a cold start, mean 42 and at most 70): the warp kernel 1.14-1.18x
 //   faster at 219 cells per SM, the lane kernel 1.13-1.21x faster from 364, up to 1.70x at 1,091;
 // - a long tail (a synthetic warm case, mean 7.8 and up to 48 steps): the warp kernel faster up
-//   to 645 cells per SM, the two within 3% at 680-720, the lane kernel 1.05-1.11x faster at
+//   to 644 cells per SM, the two within 3% at 682-720, the lane kernel 1.05-1.11x faster at
 //   758-909; cells alternating 43 and 4 steps (H100, index order) were 1.24x faster on the warp
 //   kernel at 909. So a tail, or no counts to judge by, keeps 1,024 cells per SM.
 constexpr int kLaneMinCellsPerSm = 1024;       // any step counts
