@@ -338,8 +338,8 @@ constexpr int kNF = 4;  // face and scale levels held: L-1..L+1 (and a power of 
 inline std::size_t smem_bytes(bool sep_fo) {
   return 16 + sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol);
 }
-// The level's barrier split in an arrival and a wait (an mbarrier in shared memory, 8 bytes
-// before the slabs): a thread arrives once its scales and tendencies of a level are written and
+// The level's barrier split in an arrival and a wait (an 8-byte mbarrier in the first 16 bytes
+// of shared memory, so that the slabs after it stay 16-byte aligned): a thread arrives once its scales and tendencies of a level are written and
 // its slab copies have landed, computes the next level's faces, which read nothing written in
 // that level, and only then waits for the other threads' arrivals. The arrival releases and the
 // wait acquires the threads' shared-memory writes (PTX mbarrier semantics, CTA scope).
