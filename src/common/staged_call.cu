@@ -99,8 +99,23 @@ StagedTimes StagedPipeline::run(const ChunkPlan& plan, const ChunkSteps& steps) 
   };
 
   bool bad = false;
+  double later[2] = {0, 0};  // check_later's start and end
+  // PerSlot: every later chunk's inputs checked before the first unpack (q == S), while the
+  // device runs chunks 0..S-1
+  auto check_later = [&]() {
+    later[0] = now_ms();
+    NvtxRange r("check");
+    const bool ok = steps.check_later();
+    later[1] = now_ms();
+    T.check_later_ms = later[1] - later[0];
+    return ok;
+  };
   for (int q = 0; q < nq; ++q) {
     const cudaStream_t st = stream(q);
+    if (q == S && plan.staging == Staging::PerSlot && steps.check_later && !check_later()) {
+      bad = true;
+      break;
+    }
     // The staging chunk q is packed into is chunk (q - S)'s: its inputs must have gone in
     // (PerSlotIn), or its outputs out into the caller's arrays (PerSlot).
     if (q >= S && plan.staging == Staging::PerSlot) unpack(q - S);
@@ -115,10 +130,12 @@ StagedTimes StagedPipeline::run(const ChunkPlan& plan, const ChunkSteps& steps) 
     host[4 * q + 1] = now_ms();
     T.pack_ms += host[4 * q + 1] - host[4 * q];
     if (!ok) {
-      if (plan.staging == Staging::PerSlot)
+      if (plan.staging == Staging::PerSlot && q >= S) {
+        drain();
         throw RuntimeError(name_ + ": bad input found while packing chunk " + std::to_string(q) +
-                           " of a call whose earlier outputs are already written (its inputs "
-                           "must be checked before the GPU call)");
+                           " of a call whose earlier outputs are already written (check_later "
+                           "passed these inputs)");
+      }
       bad = true;  // no kernel for this chunk or any later one
       break;
     }
@@ -186,6 +203,7 @@ StagedTimes StagedPipeline::run(const ChunkPlan& plan, const ChunkSteps& steps) 
     std::fprintf(stderr, "%s trace: %d chunks on %d streams; ms from the call's start\n",
                  name_.c_str(), nq, used);
     if (prologue) std::fprintf(stderr, "  prologue H2D %.3f-%.3f\n", at(ev_[1]), at(ev_[2]));
+    if (later[1] > 0) std::fprintf(stderr, "  later chunks' input checks (host) %.3f-%.3f\n", later[0], later[1]);
     for (int q = 0; q < nq; ++q) {
       const float* c = &e[(std::size_t)kEv * q];
       std::fprintf(stderr, "  chunk %d: pack %.3f-%.3f  H2D %.3f-%.3f  check -%.3f  kernels -%.3f  "

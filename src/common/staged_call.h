@@ -14,10 +14,11 @@
 // the lock. docs/design.md ("The staged call") says why each rule is there.
 //
 // Bad input never reaches the caller's arrays: with Staging::PerCall or PerSlotIn no output
-// is unpacked before every chunk is packed (and, with device_check, checked); when a chunk's
-// pack or the device check finds a bad value, no kernel is queued for it or later chunks, the
-// streams are drained (queued work still reads the staging) and report_bad() throws the
-// message that names the field, the value and (i,k,j).
+// is unpacked before every chunk is packed (and, with device_check, checked), with PerSlot
+// none before check_later has passed the inputs of the chunks not yet packed; when a chunk's
+// pack, the device check or check_later finds a bad value, no kernel is queued for it or later
+// chunks, the streams are drained (queued work still reads the staging) and report_bad()
+// throws the message that names the field, the value and (i,k,j).
 //
 // Phase times are GPU times taken from events: for each phase the time during which at least
 // one chunk was in it (the union of the chunks' intervals; chunks on different streams
@@ -46,7 +47,9 @@ enum class Staging {
   PerSlotIn,
   // Inputs and outputs staged per stream (RADM2SORG): chunk q - streams is unpacked before
   // chunk q is packed, so the caller's arrays are written while later chunks are still read.
-  // Only for calls whose inputs were checked before the pipeline: pack may not fail.
+  // So every input must be known good before the first unpack: the first `streams` chunks'
+  // pack may fail (nothing is written yet); check_later then checks the inputs of all later
+  // chunks, on the host while the first chunks run on the device, and their pack may not fail.
   PerSlot,
 };
 
@@ -71,11 +74,14 @@ struct ChunkSteps {
   std::function<void(int q, cudaStream_t)> copy_out;
   std::function<void(int q)> unpack;
   std::function<bool()> checks_pass;                // device_check: after every chunk's check
+  std::function<bool()> check_later;                // PerSlot: the inputs of chunks >= streams
+                                                    // (false: bad); before the first unpack
   std::function<void()> report_bad;                 // throws the message naming the bad value
 };
 
 struct StagedTimes {
   double pack_ms = 0, unpack_ms = 0;                // host, summed over chunks
+  double check_later_ms = 0;                        // host, PerSlot's check_later
   double h2d_ms = 0, check_ms = 0, kernel_ms = 0, d2h_ms = 0;  // GPU, union over chunks
   double total_ms = 0;                              // wall time of run()
   int chunks = 0, streams = 0;

@@ -92,7 +92,9 @@ struct DenseCheck : CheckSource {
 // p_phy and rho. One parallel region over all fields' pieces, each tested with the
 // vectorised row test first (a region per field, testing cell by cell, took 0.84 ms of an
 // 11 ms call for 28,899 cells and 60 ms for CONUS on an H100 host).
-static std::vector<std::size_t> first_bad_cells(std::size_t ncell, const CheckSource& src) {
+// Pieces that end at or before cell `from` are skipped.
+static std::vector<std::size_t> first_bad_cells(std::size_t ncell, const CheckSource& src,
+                                                std::size_t from = 0) {
   const int nf = kNState + kNMet;
   std::vector<std::size_t> first((std::size_t)nf, ncell);
   const long np = (long)src.pieces();
@@ -103,7 +105,7 @@ static std::vector<std::size_t> first_bad_cells(std::size_t ncell, const CheckSo
     const bool positive = m == kTphy || m == kPphy || m == kRho;
     std::size_t c0 = 0, n = 0;
     const float* x = src.piece(f, (std::size_t)(t % np), c0, n);
-    if (positive ? !row_has_bad<true>(x, (int)n) : !row_has_bad<false>(x, (int)n)) continue;
+    if (c0 + n <= from || !field_has_bad(f, x, n)) continue;
     std::size_t i = 0;
     while (std::isfinite(x[i]) && !(positive && !(x[i] > 0))) ++i;
 #pragma omp critical(radm2sorg_first_bad)
@@ -112,10 +114,14 @@ static std::vector<std::size_t> first_bad_cells(std::size_t ncell, const CheckSo
   return first;
 }
 
-static void check_inputs(std::size_t ncell, const CheckSource& src, const Options& opt) {
+static void check_options(const Options& opt) {
   if (!(opt.dtstepc > 0)) throw InputError("radm2sorg: dtstepc must be > 0");
   if (opt.method < 1 || opt.method > 5)
     throw InputError("radm2sorg: method must be 1..5 (Ros2, Ros3, Ros4, Rodas3, Rodas4)");
+}
+
+static void check_inputs(std::size_t ncell, const CheckSource& src, const Options& opt) {
+  check_options(opt);
   const std::vector<std::size_t> first = first_bad_cells(ncell, src);
   for (int f = 0; f < kNMet; ++f) {
     const std::size_t c = first[(std::size_t)(kNState + f)];
@@ -129,6 +135,20 @@ static void check_inputs(std::size_t ncell, const CheckSource& src, const Option
       throw InputError("radm2sorg: non-finite " + std::string(state_field_name(f)) + src.where(c));
   }
 }
+
+// The same checks, run by the GPU backend as the call goes (CellCheck, radm2sorg_backends.h).
+struct CallCheck : CellCheck {
+  std::size_t ncell;
+  const CheckSource& src;
+  const Options& opt;
+  CallCheck(std::size_t n, const CheckSource& s, const Options& o) : ncell(n), src(s), opt(o) {}
+  bool good_from(std::size_t from) const override {
+    for (std::size_t c : first_bad_cells(ncell, src, from))
+      if (c < ncell) return false;
+    return true;
+  }
+  void report() const override { check_inputs(ncell, src, opt); }
+};
 
 // Step counts of the previous GPU call on the same cells (a WRF tile, or a dense batch of the
 // same size), capped at 255: the next call hands its cells out to the warps longest expected
@@ -149,11 +169,16 @@ class StepHistory {
     return it->second;
   }
   void put(const Key& key, const int* nstp, std::size_t ncell) {
-    auto v = std::make_shared<std::vector<std::uint8_t>>(ncell);
-    for (std::size_t c = 0; c < ncell; ++c)
-      (*v)[c] = (std::uint8_t)std::min(std::max(nstp[c], 0), 255);
     std::lock_guard<std::mutex> lk(m_);
     auto it = h_.find(key);
+    // WRF calls with the same tiles every chemistry step: the tile's counts are refilled in
+    // place when no call holds them (a new vector is a page fault per 4 KB: 4.5 MB at CONUS)
+    if (it != h_.end() && it->second->size() == ncell && it->second.use_count() == 1) {
+      fill(*it->second, nstp);
+      return;
+    }
+    auto v = std::make_shared<std::vector<std::uint8_t>>(ncell);
+    fill(*v, nstp);
     if (it != h_.end()) {
       bytes_ -= it->second->size();
       h_.erase(it);
@@ -166,9 +191,14 @@ class StepHistory {
     h_[key] = std::move(v);
   }
  private:
+  static void fill(std::vector<std::uint8_t>& v, const int* nstp) {
+#pragma omp parallel for schedule(static)
+    for (long c = 0; c < (long)v.size(); ++c)
+      v[(std::size_t)c] = (std::uint8_t)std::min(std::max(nstp[c], 0), 255);
+  }
   static constexpr std::size_t kMaxKeys = 256, kMaxBytes = std::size_t(1) << 28;
   std::mutex m_;
-  std::map<Key, Counts> h_;
+  std::map<Key, std::shared_ptr<std::vector<std::uint8_t>>> h_;
   std::size_t bytes_ = 0;
 };
 static StepHistory& step_history() {
@@ -181,10 +211,18 @@ static StepHistory& step_history() {
 static Stats run_batch(const Options& opt, std::size_t ncell, float* state, const float* met,
                        float* vdrog3, const StepHistory::Key& key, const CellIO* io = nullptr,
                        const CheckSource* chk = nullptr) {
+  if (opt.wrf_co2_carry && opt.backend != Backend::Cpu)
+    throw InputError("radm2sorg: wrf_co2_carry (WRF's cell-to-cell CO2) is a serial chain: "
+                     "ask for the CPU backend");
+  // The input checks: before the call, except on the GPU backend, which runs them as it goes
+  // (CellCheck), while the device integrates the call's first chunks.
+  const Backend b = resolve_backend(opt.backend);
+  const DenseCheck dense_check(ncell, state, met);
+  const CheckSource& src = chk ? *chk : dense_check;
   const auto tc = std::chrono::steady_clock::now();
-  if (chk) check_inputs(ncell, *chk, opt);
-  else check_inputs(ncell, DenseCheck(ncell, state, met), opt);
-  const double check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
+  if (b == Backend::Gpu) check_options(opt);
+  else check_inputs(ncell, src, opt);
+  double check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count();
   const StateMap map = make_state_map();
   CellOptions co;
   co.dtstepc = opt.dtstepc;
@@ -192,13 +230,7 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   co.ctl.method = opt.method;
   co.ctl.max_no_steps = opt.max_no_steps;
   co.co2_carry = opt.wrf_co2_carry;
-  std::vector<int> st(5 * ncell, 0);
   const bool use_float = opt.precision == Precision::Float;
-  Stats s;
-  if (opt.wrf_co2_carry && opt.backend != Backend::Cpu)
-    throw InputError("radm2sorg: wrf_co2_carry (WRF's cell-to-cell CO2) is a serial chain: "
-                     "ask for the CPU backend");
-  const Backend b = resolve_backend(opt.backend);
   if (b == Backend::Both) {
     // Both (both.h): the CPU on copies of the outputs, the GPU on the caller's; compare.
     if (io) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
@@ -231,32 +263,38 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     return sg;
   }
   auto t0 = std::chrono::steady_clock::now();
+  Stats s;  // the backends write every cell's counts straight into these
+  for (CellCounts* v : {&s.nstp, &s.nacc, &s.nrej, &s.nsng, &s.status}) v->resize(ncell);
+  const CellStatsOut cells{{s.nstp.data(), s.nacc.data(), s.nrej.data(), s.nsng.data(), s.status.data()}};
   if (io && b != Backend::Gpu) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
   if (b == Backend::Cpu) {
     (opt.mode == Mode::Strict ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met,
-                                                                vdrog3, map, st.data());
+                                                                vdrog3, map, cells);
   } else {
 #if WRFGPU_HAVE_CUDA
     GpuTimes gt;
     // WRFGPU_RADM2SORG_ORDER=index|longest (measurement) overrides Options::gpu_longest_first
     bool longest = opt.gpu_longest_first;
     if (const auto o = config::choice("WRFGPU_RADM2SORG_ORDER")) longest = *o == "longest";
-    const StepHistory::Counts expected = longest ? step_history().get(key, ncell) : nullptr;
+    StepHistory::Counts expected = longest ? step_history().get(key, ncell) : nullptr;
     const std::uint8_t* es = expected ? expected->data() : nullptr;
     s.gpu_longest_first = es != nullptr;
     const DenseIO dense(state, met, vdrog3, ncell);
+    const CallCheck call_check(ncell, src, opt);
     const CellIO& cio = io ? *io : dense;
     // WRFGPU_RADM2SORG_SOLVER=warp|lane (measurement) overrides Options::gpu_solver
     GpuSolver solver = opt.gpu_solver;
     if (const auto v = config::choice("WRFGPU_RADM2SORG_SOLVER"))
       solver = *v == "lane" ? GpuSolver::Lane : GpuSolver::Warp;
     (opt.mode == Mode::Strict ? strict::run_gpu : fast::run_gpu)(
-        co, use_float, ncell, cio, map, st.data(), opt.gpu_batch, solver, es, &gt);
+        co, use_float, ncell, cio, map, cells, opt.gpu_batch, solver, es, &call_check, &gt);
     s.gpu_solver = gt.solver;
-    if (longest) step_history().put(key, st.data(), ncell);
+    expected.reset();  // the history may now refill its own counts in place
+    if (longest) step_history().put(key, s.nstp.data(), ncell);
     s.gpu_h2d_ms = gt.h2d_ms;
     s.gpu_kernel_ms = gt.kernel_ms;
     s.gpu_d2h_ms = gt.d2h_ms;
+    check_seconds += gt.check_ms * 1e-3;
 #else
     throw RuntimeError("radm2sorg: GPU backend requested but this build has no CUDA");
 #endif
@@ -264,12 +302,10 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s.check_seconds = check_seconds;
   s.backend_used = b;
-  s.nstp.assign(st.begin(), st.begin() + ncell);
-  s.nacc.assign(st.begin() + ncell, st.begin() + 2 * ncell);
-  s.nrej.assign(st.begin() + 2 * ncell, st.begin() + 3 * ncell);
-  s.nsng.assign(st.begin() + 3 * ncell, st.begin() + 4 * ncell);
-  s.status.assign(st.begin() + 4 * ncell, st.end());
-  for (std::size_t c = 0; c < ncell; ++c)
+  bool failed = false;
+#pragma omp parallel for reduction(|| : failed)
+  for (long c = 0; c < (long)ncell; ++c) failed = failed || s.status[(std::size_t)c] < 0;
+  for (std::size_t c = 0; failed && c < ncell; ++c)
     if (s.status[c] < 0) s.failures.push_back({c, -1, -1, -1, s.status[c]});
   return s;
 }

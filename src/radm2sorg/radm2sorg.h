@@ -5,7 +5,10 @@
 // batch of cells ("fields": every field an array over the cells, cell index innermost).
 #pragma once
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 #include "modes.h"
 #include "wrf_dims.h"
@@ -60,12 +63,32 @@ struct Failure {
   int i, k, j;       // WRF indices (run_wrf) or -1
   int status;
 };
+// A call's per-cell counts. The backends write every cell's, so the vectors are sized
+// without a zero fill: at CONUS size (4.46 M cells) the fill and then a copy out of a
+// field-major scratch cost about 100 ms of the call's host time on one core (page faults
+// and 180 MB of writes), which is 10% of the GPU call (docs/radm2sorg.md, "The call's
+// host side at scale").
+template <class T>
+struct NoFillAllocator : std::allocator<T> {
+  template <class U> struct rebind { using other = NoFillAllocator<U>; };
+  NoFillAllocator() = default;
+  template <class U> NoFillAllocator(const NoFillAllocator<U>&) noexcept {}
+  template <class U> void construct(U* p) { ::new ((void*)p) U; }  // default-, not value-init
+  template <class U, class... A> void construct(U* p, A&&... a) {
+    ::new ((void*)p) U(std::forward<A>(a)...);
+  }
+};
+using CellCounts = std::vector<int, NoFillAllocator<int>>;
+
 struct Stats {
-  std::vector<int> nstp, nacc, nrej, nsng, status;  // one entry per cell
+  CellCounts nstp, nacc, nrej, nsng, status;        // one entry per cell
   std::vector<Failure> failures;                    // cells with status < 0
   Backend backend_used = Backend::Cpu;
   double seconds = 0;                               // wall time of the integration
-  double check_seconds = 0;                         // of the input checks before it (host)
+  // of the input checks (host): before the integration; on the GPU backend the scan of the
+  // cells after the first two chunks, which runs while the device integrates those (their
+  // values are tested as they are packed), so it overlaps `seconds`
+  double check_seconds = 0;
   // GPU backend (ms, CUDA events): H2D and D2H summed over the call's chunks, kernel from
   // the first chunk's kernels starting to the last chunk's ending (chunks overlap one
   // another's copies); the rest of `seconds` is the host's packing into page-locked staging.

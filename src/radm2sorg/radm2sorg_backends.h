@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include "finite_check.h"
 #include "radm2sorg.h"
 #include "radm2sorg_interface.h"
 
@@ -12,6 +13,7 @@ namespace radm2sorg {
 // GPU phase times of one run_gpu call, summed over its batches (CUDA events).
 struct GpuTimes {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
+  double check_ms = 0;  // host: the input checks run during the call (CellCheck), wall time
   GpuSolver solver = GpuSolver::Auto;  // the one that ran
 };
 
@@ -74,16 +76,44 @@ struct DenseIO : CellIO {
   void put(int f, std::size_t c0, std::size_t n, const float* src) const override;
 };
 
-// stats: 5*ncell ints (nstp, nacc, nrej, nsng, status), field-major. expected_steps (GPU;
+// Where a call's per-cell counts go (host memory, ncell ints each): ISTATUS's nstp, nacc,
+// nrej, nsng, and IERR. The backends write every cell's.
+struct CellStatsOut {
+  int* field[5];  // nstp, nacc, nrej, nsng, status
+};
+
+// The input checks of a call (radm2sorg.cpp): NaN or Inf in any input field (state 0..
+// kNState-1, then met), and t_phy, p_phy and rho not > 0. Input field f of n consecutive cells:
+inline bool field_has_bad(int f, const float* x, std::size_t n) {
+  const int m = f - kNState;
+  return m == kTphy || m == kPphy || m == kRho ? row_has_bad<true>(x, (int)n)
+                                               : row_has_bad<false>(x, (int)n);
+}
+// The GPU backend checks a call's inputs as it goes, so that the host's scan of the whole call
+// runs while the device integrates the first chunks (docs/radm2sorg.md, "The call's host side
+// at scale"); nothing is written to the caller's arrays before every cell has passed.
+struct CellCheck {
+  virtual ~CellCheck() = default;
+  // true when every input value of cells [from, ncell) is good (memory pieces that straddle
+  // `from` are checked whole)
+  virtual bool good_from(std::size_t from) const = 0;
+  // throws the InputError that names the first bad value of the call (field, value, cell)
+  virtual void report() const = 0;
+};
+
+// stats: the cells' counts (CellStatsOut). check (GPU; null: the inputs were checked before
+// the call): the checks run as the call goes (CellCheck). expected_steps (GPU;
 // may be null): per cell the steps it is expected to take (capped at 255); the
 // cells are handed out to the warps in descending order of it. Results do not depend on it.
 #define WRFGPU_RADM2SORG_DECLARE(NS)                                                           \
   namespace NS {                                                                               \
   void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,        \
-               const float* met, float* vdrog3, const StateMap& map, int* stats);              \
+               const float* met, float* vdrog3, const StateMap& map,                           \
+               const CellStatsOut& stats);                                                     \
   void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,    \
-               const StateMap& map, int* stats, std::size_t batch, GpuSolver solver,           \
-               const std::uint8_t* expected_steps, GpuTimes* times);                           \
+               const StateMap& map, const CellStatsOut& stats, std::size_t batch,              \
+               GpuSolver solver, const std::uint8_t* expected_steps, const CellCheck* check,  \
+               GpuTimes* times);                                                               \
   }
 WRFGPU_RADM2SORG_DECLARE(strict)
 WRFGPU_RADM2SORG_DECLARE(fast)

@@ -16,15 +16,16 @@ __attribute__((flatten))
 #endif
 static void cpu_cell(std::size_t c, std::size_t ncell, float* state, const float* met,
                      float* vdrog3, const StateMap& map, const CellOptions& opt, T* var, T* fix,
-                     T* rconst, const kpp::RosWork<T>& w, int* stats) {
+                     T* rconst, const kpp::RosWork<T>& w, const CellStatsOut& stats) {
   kpp::RosStats st;
   run_cell<T>(c, ncell, state, met, vdrog3, map, opt, var, fix, rconst, w, 1, st);
-  store_stats(stats, ncell, c, st);
+  const int v[5] = {st.nstp, st.nacc, st.nrej, st.nsng, st.status};
+  for (int f = 0; f < 5; ++f) stats.field[f][c] = v[f];
 }
 
 template <class T>
 static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, const float* met,
-                      float* vdrog3, const StateMap& map, int* stats) {
+                      float* vdrog3, const StateMap& map, const CellStatsOut& stats) {
   const std::size_t nwork = kpp::ros_work_size<Mech>();
   const std::size_t per_cell = mech::NVAR + mech::NFIX + mech::NREACT + nwork;
   auto one_cell = [&](std::size_t c, T* var, T* fix, T* rconst, const kpp::RosWork<T>& w) {
@@ -57,7 +58,7 @@ static void run_cpu_t(const CellOptions& opt, std::size_t ncell, float* state, c
 }
 
 void run_cpu(const CellOptions& opt, bool use_float, std::size_t ncell, float* state,
-             const float* met, float* vdrog3, const StateMap& map, int* stats) {
+             const float* met, float* vdrog3, const StateMap& map, const CellStatsOut& stats) {
   if (use_float)
     run_cpu_t<float>(opt, ncell, state, met, vdrog3, map, stats);
   else

@@ -272,12 +272,12 @@ std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
 // the slot's page-locked staging, the slot's stream copies them in, runs the kernels and
 // copies the results out; while it does, the host packs the next chunk into the other slot
 // and unpacks the chunk before. vdrog3 is only an output (written for every cell when
-// p_nu0 > 1, else left alone), so it is never copied in. The inputs were checked before
-// (radm2sorg.cpp), so packing cannot fail here.
+// p_nu0 > 1, else left alone), so it is never copied in. The inputs are checked as the call
+// goes (check; null: they were checked before the call).
 template <class T>
 void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const CellIO& io,
-               const StateMap& map, int* stats, std::size_t batch, GpuSolver solver,
-               const std::uint8_t* expected_steps, GpuTimes* times) {
+               const StateMap& map, const CellStatsOut& stats, std::size_t batch, GpuSolver solver,
+               const std::uint8_t* expected_steps, const CellCheck* check, GpuTimes* times) {
   Slot* S = ctx.slot;
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
   if (const auto b = config::integer("WRFGPU_RADM2SORG_BATCH")) batch = (std::size_t)*b;
@@ -308,17 +308,30 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   // dense batch, or WRF's arrays) and the page-locked staging, one field per OpenMP thread
   // (the caller's arrays are pageable: one thread's memcpy rate would be most of a small
   // call's time). Inside a parallel region of the caller they run on its thread alone.
+  // The first kSlots chunks test their values in the staging as they are packed (still in
+  // cache); check_later scans the caller's arrays for the later chunks while the first ones
+  // run, before anything is unpacked (staged_call.h, Staging::PerSlot).
   steps.pack = [&](int i) {
     Slot& sl = S[i % kSlots];
     const std::size_t c0 = first_cell(i), n = cells_in(i);
     float* hs = sl.h_state.reserve(nsf * n);
     float* hm = sl.h_met.reserve(nmf * n);
-#pragma omp parallel for schedule(static)
-    for (int f = 0; f < nsf + nmf; ++f)
-      io.get(f, c0, n, f < nsf ? hs + f * n : hm + (f - nsf) * n);
+    const bool test = check && i < kSlots;
+    int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
+    for (int f = 0; f < nsf + nmf; ++f) {
+      float* dst = f < nsf ? hs + f * n : hm + (f - nsf) * n;
+      io.get(f, c0, n, dst);
+      if (test) bad |= field_has_bad(f, dst, n) ? 1 : 0;
+    }
+    if (bad) return false;
     if (expected_steps) longest_first_order(expected_steps + c0, n, sl.h_order.reserve(n));
     return true;
   };
+  if (check) {
+    steps.check_later = [&]() { return check->good_from(std::min(ncell, (std::size_t)kSlots * chunk)); };
+    steps.report_bad = [&]() { check->report(); };
+  }
   steps.unpack = [&](int i) {
     Slot& sl = S[i % kSlots];
     const std::size_t c0 = first_cell(i), n = cells_in(i);
@@ -329,7 +342,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
       else if (f < nsf + nvf)
         io.put(f, c0, n, sl.h_vdrog3.data() + (f - nsf) * n);
       else
-        std::memcpy(stats + (f - nsf - nvf) * ncell + c0, sl.h_stats.data() + (f - nsf - nvf) * n, n * sizeof(int));
+        std::memcpy(stats.field[f - nsf - nvf] + c0, sl.h_stats.data() + (f - nsf - nvf) * n, n * sizeof(int));
     }
   };
   steps.copy_in = [&](int i, cudaStream_t st) {
@@ -393,6 +406,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     times->h2d_ms = t.h2d_ms;
     times->kernel_ms = t.kernel_ms;
     times->d2h_ms = t.d2h_ms;
+    times->check_ms = t.check_later_ms;
     times->solver = lane ? GpuSolver::Lane : GpuSolver::Warp;
   }
 }
@@ -400,16 +414,16 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
 }  // namespace
 
 void run_gpu(const CellOptions& opt, bool use_float, std::size_t ncell, const CellIO& io,
-             const StateMap& map, int* stats, std::size_t batch, GpuSolver solver,
-             const std::uint8_t* expected_steps, GpuTimes* times) {
+             const StateMap& map, const CellStatsOut& stats, std::size_t batch, GpuSolver solver,
+             const std::uint8_t* expected_steps, const CellCheck* check, GpuTimes* times) {
   // One call at a time per process: the pipeline slots, their staging and the device
   // buffers are shared (a caller's OpenMP threads, e.g. chemistry tiles, queue here).
   Context& ctx = context();
   const auto lock = ctx.pipe.lock();
   if (use_float)
-    run_gpu_t<float>(ctx, opt, ncell, io, map, stats, batch, solver, expected_steps, times);
+    run_gpu_t<float>(ctx, opt, ncell, io, map, stats, batch, solver, expected_steps, check, times);
   else
-    run_gpu_t<double>(ctx, opt, ncell, io, map, stats, batch, solver, expected_steps, times);
+    run_gpu_t<double>(ctx, opt, ncell, io, map, stats, batch, solver, expected_steps, check, times);
 }
 
 }  // namespace WRFGPU_MODE_NS

@@ -248,7 +248,8 @@ WRFGPU_HD kpp::TeamWork<T> team_work_at(const TeamLayout& L, T* block) {
   return w;
 }
 
-// stats: nstp, nacc, nrej, nsng, status of each cell, field-major (both backends).
+// stats: nstp, nacc, nrej, nsng, status of each cell, field-major (the GPU kernels' device
+// array of a chunk; the host's are separate arrays, CellStatsOut).
 WRFGPU_HD void store_stats(int* stats, std::size_t ncell, std::size_t c,
                            const kpp::RosStats& st) {
   stats[0 * ncell + c] = st.nstp;

@@ -71,9 +71,14 @@ void wrfgpu_radm2sorg_run(float* chem, const int* num_chem, const int* p_chem, f
     record_call("radm2sorg", s.gpu_kernel_ms, s.gpu_h2d_ms, s.gpu_d2h_ms,
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (stats) {
-      long long t[3] = {0, 0, 0};
-      for (std::size_t c = 0; c < s.nstp.size(); ++c) { t[0] += s.nstp[c]; t[1] += s.nacc[c]; t[2] += s.nrej[c]; }
-      stats[0] = t[0]; stats[1] = t[1]; stats[2] = t[2];
+      long long steps = 0, accepted = 0, rejected = 0;
+#pragma omp parallel for reduction(+ : steps, accepted, rejected)
+      for (long c = 0; c < (long)s.nstp.size(); ++c) {
+        steps += s.nstp[(std::size_t)c];
+        accepted += s.nacc[(std::size_t)c];
+        rejected += s.nrej[(std::size_t)c];
+      }
+      stats[0] = steps; stats[1] = accepted; stats[2] = rejected;
       stats[3] = (long long)s.failures.size();
     }
     if (!s.failures.empty()) {

@@ -636,6 +636,7 @@ static void wrf_arrays_match_dense(Backend b) {
   // the first non-finite species.
   o.max_no_steps = 500;
   const std::vector<float> chem0 = chem;
+  const float rad0 = a.rad[2][d.idx3(6, 3, 4)];
   a.rad[2][d.idx3(6, 3, 4)] = std::nanf("");
   float* t_phy = met.data() + r2::kTphy * s3;
   t_phy[d.idx3(5, 4, 5)] = -1.f;
@@ -654,18 +655,31 @@ static void wrf_arrays_match_dense(Backend b) {
     const std::string want = std::string("non-finite ") + r2::kRadicalNames[2] + " at cell 38 (i,k,j)=(6,3,4)";
     EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
   }
+  // The only bad value in the tile's last cell (in 7 chunks: the last one, which the GPU
+  // backend scans while it integrates the first two)
+  a.rad[2][d.idx3(6, 3, 4)] = rad0;
+  met[(r2::kPh0 + 3) * s3 + d.idx3(7, 4, 5)] = INFINITY;
+  try {
+    r2::run_wrf(o, a);
+    FAIL() << "no exception";
+  } catch (const InputError& e) {
+    const std::string want = std::string("bad ph_") + mech::kPhotolysisNames[3] +
+                             " = inf at cell 59 (i,k,j)=(7,4,5)";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
   EXPECT_TRUE(chem == chem0) << "chem written on bad input";
 }
 
 // Bad input in a dense batch: the first bad met value (met fields in order), then the first
 // non-finite state value (fields in order), each at its first cell, on either side of the
 // checks' 4,096-cell blocks; nothing is written.
-TEST(Radm2sorgApi, BadInputNamed) {
+static void bad_input_named(Backend b) {
   const std::string path = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
   ASSERT_TRUE(wrfgpu_test::data_present(path, file_exists(path)));
   Case c = load(path);
   ASSERT_GT(c.n, 9000u);
   r2::Options o;
+  o.backend = b;
   o.dtstepc = c.dtstepc;
   std::vector<float> met = c.met, st = c.state, vd(r2::kLdrog * c.n, 0.f);
   met[r2::kRho * c.n + 9000] = 0.f;
@@ -687,6 +701,19 @@ TEST(Radm2sorgApi, BadInputNamed) {
   EXPECT_EQ(message(), "radm2sorg: non-finite " + r2::state_names()[3] + " at cell 4097");
   st[3 * c.n + 4097] = c.state[3 * c.n + 4097];
   EXPECT_TRUE(st == c.state) << "state written on bad input";
+}
+TEST(Radm2sorgApi, BadInputNamed) { bad_input_named(Backend::Cpu); }
+
+// On the GPU the checks run as the call goes: one chunk tests its values as it is packed; in
+// 7 chunks of 1,715 cells the bad values (cells 4097 to 11,999) are all in chunks the host
+// scans while the device integrates the first two, before anything is written
+// (Staging::PerSlot). The same messages either way.
+TEST(Radm2sorgGpu, BadInputNamed) {
+  WRFGPU_REQUIRE_GPU();
+  bad_input_named(Backend::Gpu);
+  setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
+  bad_input_named(Backend::Gpu);
+  unsetenv("WRFGPU_RADM2SORG_CHUNKS");
 }
 
 TEST(Radm2sorgApi, WrfArraysMatchDense) { wrf_arrays_match_dense(Backend::Cpu); }
