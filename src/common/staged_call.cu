@@ -116,10 +116,9 @@ StagedTimes StagedPipeline::run(const ChunkPlan& plan, const ChunkSteps& steps) 
       bad = true;
       break;
     }
-    // The staging chunk q is packed into is chunk (q - S)'s: its inputs must have gone in
-    // (PerSlotIn), or its outputs out into the caller's arrays (PerSlot).
-    if (q >= S && plan.staging == Staging::PerSlot) unpack(q - S);
-    if (q >= S && plan.staging == Staging::PerSlotIn)
+    // The input staging chunk q is packed into is chunk (q - S)'s: its inputs must have gone
+    // in (PerSlotIn, PerSlot).
+    if (q >= S && plan.staging != Staging::PerCall)
       WRFGPU_CUDA_CHECK(cudaEventSynchronize(E(q - S, 1)));
     host[4 * q] = now_ms();
     bool ok = true;
@@ -152,6 +151,11 @@ StagedTimes StagedPipeline::run(const ChunkPlan& plan, const ChunkSteps& steps) 
       steps.launch(q, st);
     }
     WRFGPU_CUDA_CHECK(cudaEventRecord(E(q, 3), st));
+    // PerSlot: chunk q's results go into the output staging of chunk q - S, which is
+    // unpacked first (it waits for that chunk's copies back). Chunk q has been packed and
+    // queued by then, so its copies in and kernels follow chunk q - S's on the stream with no
+    // host work in between.
+    if (q >= S && plan.staging == Staging::PerSlot) unpack(q - S);
     // Without a device check the results go back into the staging at once (the copy engine
     // returns chunk q while chunk q+1 comes in); with one, they wait for every chunk's check,
     // since copy_out may write the caller's arrays (WSM5's page-locked path).

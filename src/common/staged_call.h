@@ -45,11 +45,13 @@ enum class Staging {
   // species): chunk q waits for chunk q - streams to have copied its inputs in before it is
   // packed; outputs are unpacked after every chunk is packed and checked.
   PerSlotIn,
-  // Inputs and outputs staged per stream (RADM2SORG): chunk q - streams is unpacked before
-  // chunk q is packed, so the caller's arrays are written while later chunks are still read.
-  // So every input must be known good before the first unpack: the first `streams` chunks'
-  // pack may fail (nothing is written yet); check_later then checks the inputs of all later
-  // chunks, on the host while the first chunks run on the device, and their pack may not fail.
+  // Inputs and outputs staged per stream, each in its own buffers (RADM2SORG): chunk q is
+  // packed once chunk q - streams's inputs are on the device, and chunk q - streams is
+  // unpacked after chunk q is queued, before chunk q's copy back; so the caller's arrays are
+  // written while later chunks are still read. So every input must be known good before the
+  // first unpack: the first `streams` chunks' pack may fail (nothing is written yet);
+  // check_later then checks the inputs of all later chunks, on the host while the first
+  // chunks run on the device, and their pack may not fail.
   PerSlot,
 };
 

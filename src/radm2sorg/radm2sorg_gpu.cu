@@ -229,9 +229,9 @@ const kpp::TeamTables& device_team_tables() {
   return dev;
 }
 
-// One pipeline slot: a chunk's device buffers and its page-locked staging, in and out. Two
-// slots (Staging::PerSlot of staged_call.h) let chunk i+1 be packed and copied in while chunk
-// i integrates.
+// One pipeline slot: a chunk's device buffers and its page-locked staging, in and out (separate,
+// so that chunk i+2 is packed and queued while chunk i still integrates: Staging::PerSlot of
+// staged_call.h). Two slots let chunk i+1 be packed and copied in while chunk i integrates.
 struct Slot {
   DeviceBuffer<float> state, met, vdrog3;
   DeviceBuffer<int> stats;
@@ -239,7 +239,7 @@ struct Slot {
   DeviceBuffer<double> lane_scratch;      // the lane kernel's per-warp blocks, likewise
   DeviceBuffer<unsigned long long> next;  // the next cell to take
   DeviceBuffer<unsigned> order;           // hand-out order (expected_steps)
-  PinnedBuffer<float> h_state, h_met, h_vdrog3;
+  PinnedBuffer<float> h_state, h_met, h_state_out, h_vdrog3;
   PinnedBuffer<unsigned> h_order;
   PinnedBuffer<int> h_stats;
 };
@@ -338,7 +338,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nsf + nvf + 5; ++f) {
       if (f < nsf)
-        io.put(f, c0, n, sl.h_state.data() + f * n);
+        io.put(f, c0, n, sl.h_state_out.data() + f * n);
       else if (f < nsf + nvf)
         io.put(f, c0, n, sl.h_vdrog3.data() + (f - nsf) * n);
       else
@@ -392,7 +392,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     const std::size_t n = cells_in(i);
     sl.h_vdrog3.reserve(kLdrog * n);
     sl.h_stats.reserve(5 * n);
-    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_state.data(), sl.state.data(), nsf * n * sizeof(float),
+    WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_state_out.reserve(nsf * n), sl.state.data(), nsf * n * sizeof(float),
                                       cudaMemcpyDeviceToHost, st));
     if (nvf > 0)
       WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_vdrog3.data(), sl.vdrog3.data(), nvf * n * sizeof(float),
