@@ -68,9 +68,11 @@ const std::vector<Setting>& table() {
       {"WRFGPU_RADM2SORG_TEAM_WARPS", I, "", 1, 20, "computed: most warps per SM that fit", T,
        "library", "RADM2SORG GPU, warp kernel: warps (cells in flight) per block"},
       {"WRFGPU_RADM2SORG_BATCH", I, "", 1, kMaxInt, "262144", T, "library",
-       "RADM2SORG GPU: cells per chunk (device scratch)"},
-      {"WRFGPU_RADM2SORG_CHUNKS", I, "", 1, 4096, "computed: as few as the batch allows", T,
-       "library", "RADM2SORG GPU: chunks per call"},
+       "RADM2SORG GPU: cells per chunk at most (device scratch)"},
+      {"WRFGPU_RADM2SORG_CHUNKS", I, "", 1, 4096,
+       "computed: as few as the batch allows; with narrow step counts chunks of at most 1,024 "
+       "cells per SM, and two where each takes the lane kernel", T,
+       "library", "RADM2SORG GPU: chunks per call (at least the computed count)"},
       {"WRFGPU_RADM2SORG_ORDER", C, "longest|index", 0, 0, "longest", T, "library",
        "RADM2SORG GPU: cells handed out longest first (by the previous call's step counts) or "
        "in index order"},

@@ -42,18 +42,46 @@ inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t 
 //   kernel at 909. So a tail, or no counts to judge by, keeps 1,024 cells per SM.
 constexpr int kLaneMinCellsPerSm = 1024;       // any step counts
 constexpr int kLaneMinCellsPerSmNarrow = 300;  // the previous call's longest <= 2x its mean
-inline bool lane_by_size(std::size_t chunk, int nsm, const std::uint8_t* expected_steps,
-                         std::size_t n) {
-  if (chunk >= (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm) return true;
-  if (!expected_steps || n == 0 || chunk < (std::size_t)kLaneMinCellsPerSmNarrow * (std::size_t)nsm)
-    return false;
+// The previous call's step counts of a call's n cells are narrow: the longest at most twice the
+// mean (false without counts). Over the host's threads: one thread took 5 ms of a CONUS call.
+inline bool narrow_steps(const std::uint8_t* expected_steps, std::size_t n) {
+  if (!expected_steps || n == 0) return false;
   std::uint64_t sum = 0;
   unsigned longest = 0;
-  for (std::size_t c = 0; c < n; ++c) {
-    sum += expected_steps[c];
-    longest = expected_steps[c] > longest ? expected_steps[c] : longest;
+#pragma omp parallel for schedule(static) reduction(+ : sum) reduction(max : longest)
+  for (long c = 0; c < (long)n; ++c) {
+    const unsigned e = expected_steps[c];
+    sum += e;
+    longest = e > longest ? e : longest;
   }
-  return (std::uint64_t)longest * n <= 2 * sum;  // longest <= 2 x mean
+  return (std::uint64_t)longest * n <= 2 * sum;
+}
+inline bool lane_by_size(std::size_t chunk, int nsm, bool narrow) {
+  if (chunk >= (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm) return true;
+  return narrow && chunk >= (std::size_t)kLaneMinCellsPerSmNarrow * (std::size_t)nsm;
+}
+
+// Cells per chunk of a call of n cells: at most `batch` (the device scratch), as few chunks as
+// that allows; with narrow step counts at most kLaneMinCellsPerSm per SM, and at least two
+// chunks where each still takes the lane kernel. Smaller chunks let the pipeline hide more of
+// the call's packing and copies under kernels (staged_call.h), and lanes whose cells take
+// similar step counts do not idle at a chunk's end. Measured on WRF's own em_quarter_ss cells
+// (H200, 132 SMs; docs/radm2sorg.md, "Smaller chunks for narrow step counts"): CONUS in chunks
+// of 131,072 cells instead of 262,144 1.04x faster, 446,250 cells in 4 chunks instead of 2
+// 1.05-1.10x, 120,000 cells in 2 instead of 1 1.07x; 87,382 and 65,536 cells per chunk no faster
+// at CONUS. With a tail of long cells (the benchmark's synthetic warm cells) a chunk under 1,024
+// cells per SM takes the warp kernel, 1.42x slower at CONUS, so those keep `batch`.
+inline std::size_t chunk_cells(std::size_t n, std::size_t batch, int nsm, bool narrow) {
+  if (n == 0) return 0;
+  if (batch == 0 || batch > n) batch = n;
+  if (narrow) {
+    const std::size_t most = (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm;
+    const std::size_t least = (std::size_t)kLaneMinCellsPerSmNarrow * (std::size_t)nsm;
+    if (batch > most) batch = most;
+    if (batch == n && (n + 1) / 2 >= least) batch = (n + 1) / 2;
+  }
+  const std::size_t nchunk = (n + batch - 1) / batch;
+  return (n + nchunk - 1) / nchunk;
 }
 
 // Where the GPU backend reads a call's inputs and writes its results, chunk by chunk, straight

@@ -253,18 +253,18 @@ Context& context() {
   return *c;
 }
 
-// Cells per chunk: at most `batch` (device scratch), as few chunks as that allows. Cutting a
-// call into more chunks than that overlaps more of its copies but costs more: a chunk's
-// persistent team kernel ends with a tail of partly idle blocks (measured on an H100,
-// 28,899 cells handed out longest first: 1, 2, 3 and 4 chunks took 9.95, 9.83, 10.79 and
-// 11.48 ms end to end; in index order 1, 2, 4 and 8 chunks took 13.0, 12.7, 14.1 and 18.8 ms).
-// WRFGPU_RADM2SORG_CHUNKS (tuning, measurement) sets the count.
-std::size_t chunk_cells(std::size_t ncell, std::size_t batch) {
-  std::size_t nchunk = (ncell + batch - 1) / batch;
-  if (const auto n = config::integer("WRFGPU_RADM2SORG_CHUNKS"))
-    nchunk = std::max<std::size_t>((std::size_t)*n, (ncell + batch - 1) / batch);
-  if (nchunk < 1) nchunk = 1;
-  return (ncell + nchunk - 1) / nchunk;
+// Cells per chunk: chunk_cells (radm2sorg_backends.h). More chunks than that cost more where a
+// chunk's persistent kernel ends with a tail of partly idle blocks (measured on an H100, the
+// warp kernel, 28,899 cells handed out longest first: 1, 2, 3 and 4 chunks took 9.95, 9.83,
+// 10.79 and 11.48 ms end to end; in index order 1, 2, 4 and 8 chunks took 13.0, 12.7, 14.1 and
+// 18.8 ms). WRFGPU_RADM2SORG_CHUNKS (tuning, measurement) sets the count, at least the rule's.
+std::size_t chunk_size(std::size_t ncell, std::size_t batch, int nsm, bool narrow) {
+  std::size_t chunk = chunk_cells(ncell, batch, nsm, narrow);
+  if (const auto n = config::integer("WRFGPU_RADM2SORG_CHUNKS")) {
+    const std::size_t nchunk = std::max<std::size_t>((std::size_t)*n, (ncell + chunk - 1) / chunk);
+    chunk = (ncell + nchunk - 1) / nchunk;
+  }
+  return chunk;
 }
 
 // The call, cut into chunks of cells that go through two pipeline slots: the host packs a
@@ -282,7 +282,9 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
   if (const auto b = config::integer("WRFGPU_RADM2SORG_BATCH")) batch = (std::size_t)*b;
   if (batch == 0 || batch > ncell) batch = ncell;
-  const std::size_t chunk = chunk_cells(ncell, batch);
+  const int nsm = lane_device_sms<T>();
+  const bool narrow = narrow_steps(expected_steps, ncell);
+  const std::size_t chunk = chunk_size(ncell, batch, nsm, narrow);
   const std::size_t nchunk = (ncell + chunk - 1) / chunk;
   const bool out_vd = opt.p_nu0 > 1;
   const int nsf = kNState, nmf = kNMet, nvf = out_vd ? kLdrog : 0;
@@ -293,8 +295,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   // A lane per cell for chunks of many cells, or of fewer when the previous call's step counts
   // were narrow (lane_by_size), else a warp per cell
   const bool lane = solver == GpuSolver::Lane ||
-                    (solver == GpuSolver::Auto &&
-                     lane_by_size(chunk, lane_device_sms<T>(), expected_steps, ncell));
+                    (solver == GpuSolver::Auto && lane_by_size(chunk, nsm, narrow));
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 
