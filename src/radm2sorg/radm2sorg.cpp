@@ -101,8 +101,7 @@ static std::vector<std::size_t> first_bad_cells(std::size_t ncell, const CheckSo
 #pragma omp parallel for schedule(dynamic, 16)
   for (long t = 0; t < (long)nf * np; ++t) {
     const int f = (int)(t / np);
-    const int m = f - kNState;
-    const bool positive = m == kTphy || m == kPphy || m == kRho;
+    const bool positive = positive_field(f);
     std::size_t c0 = 0, n = 0;
     const float* x = src.piece(f, (std::size_t)(t % np), c0, n);
     if (c0 + n <= from || !field_has_bad(f, x, n)) continue;
@@ -262,11 +261,11 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     sg.backend_used = Backend::Both;
     return sg;
   }
+  if (io && b != Backend::Gpu) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
   auto t0 = std::chrono::steady_clock::now();
   Stats s;  // the backends write every cell's counts straight into these
   for (CellCounts* v : {&s.nstp, &s.nacc, &s.nrej, &s.nsng, &s.status}) v->resize(ncell);
   const CellStatsOut cells{{s.nstp.data(), s.nacc.data(), s.nrej.data(), s.nsng.data(), s.status.data()}};
-  if (io && b != Backend::Gpu) throw RuntimeError("radm2sorg: the WRF-array path is GPU only");
   if (b == Backend::Cpu) {
     (opt.mode == Mode::Strict ? strict::run_cpu : fast::run_cpu)(co, use_float, ncell, state, met,
                                                                 vdrog3, map, cells);

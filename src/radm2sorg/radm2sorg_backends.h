@@ -28,8 +28,8 @@ inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t 
 }
 
 // GpuSolver::Auto's choice for chunks of `chunk` cells on a device of `nsm` SMs: the lane kernel
-// (true) or the warp kernel. expected_steps: the previous call's step counts of the call's n
-// cells, or null on a tile's first call. A lane kernel cannot end before its lane with the most
+// (true) or the warp kernel. narrow: the previous call's step counts were narrow (narrow_steps;
+// false on a tile's first call, which has none). A lane kernel cannot end before its lane with the most
 // steps (a lane takes about 1 ms per step attempt, a warp about 0.2), so below a few cells per
 // lane the crossover follows the longest cells, not the mean. Measured on an H200, 132 SMs, 3
 // lane blocks per SM (docs/radm2sorg.md, "The crossover by step counts"):
@@ -112,10 +112,12 @@ struct CellStatsOut {
 
 // The input checks of a call (radm2sorg.cpp): NaN or Inf in any input field (state 0..
 // kNState-1, then met), and t_phy, p_phy and rho not > 0. Input field f of n consecutive cells:
-inline bool field_has_bad(int f, const float* x, std::size_t n) {
+inline bool positive_field(int f) {
   const int m = f - kNState;
-  return m == kTphy || m == kPphy || m == kRho ? row_has_bad<true>(x, (int)n)
-                                               : row_has_bad<false>(x, (int)n);
+  return m == kTphy || m == kPphy || m == kRho;
+}
+inline bool field_has_bad(int f, const float* x, std::size_t n) {
+  return positive_field(f) ? row_has_bad<true>(x, (int)n) : row_has_bad<false>(x, (int)n);
 }
 // The GPU backend checks a call's inputs as it goes, so that the host's scan of the whole call
 // runs while the device integrates the first chunks (docs/radm2sorg.md, "The call's host side

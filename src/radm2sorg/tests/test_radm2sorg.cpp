@@ -708,12 +708,16 @@ TEST(Radm2sorgApi, BadInputNamed) { bad_input_named(Backend::Cpu); }
 // 7 chunks of 1,715 cells the bad values (cells 4097 to 11,999) are all in chunks the host
 // scans while the device integrates the first two, before anything is written
 // (Staging::PerSlot). The same messages either way.
+// run(Backend::Gpu) in one chunk (as many as the call needs), then in 7 chunks
+static void on_gpu_in_one_and_seven_chunks(void (*run)(Backend)) {
+  run(Backend::Gpu);
+  setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
+  run(Backend::Gpu);
+  unsetenv("WRFGPU_RADM2SORG_CHUNKS");
+}
 TEST(Radm2sorgGpu, BadInputNamed) {
   WRFGPU_REQUIRE_GPU();
-  bad_input_named(Backend::Gpu);
-  setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
-  bad_input_named(Backend::Gpu);
-  unsetenv("WRFGPU_RADM2SORG_CHUNKS");
+  on_gpu_in_one_and_seven_chunks(bad_input_named);
 }
 
 TEST(Radm2sorgApi, WrfArraysMatchDense) { wrf_arrays_match_dense(Backend::Cpu); }
@@ -722,10 +726,7 @@ TEST(Radm2sorgApi, WrfArraysMatchDense) { wrf_arrays_match_dense(Backend::Cpu); 
 // page-locked staging; 7 chunks of 1,715 cells cut the tile's 40-cell rows.
 TEST(Radm2sorgGpu, WrfArraysMatchDense) {
   WRFGPU_REQUIRE_GPU();
-  wrf_arrays_match_dense(Backend::Gpu);
-  setenv("WRFGPU_RADM2SORG_CHUNKS", "7", 1);
-  wrf_arrays_match_dense(Backend::Gpu);
-  unsetenv("WRFGPU_RADM2SORG_CHUNKS");
+  on_gpu_in_one_and_seven_chunks(wrf_arrays_match_dense);
 }
 
 // run_wrf on the GPU on a 5x3x4 tile inside the arrays, in 7 chunks of at most 9 cells that
