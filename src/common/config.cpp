@@ -71,7 +71,8 @@ const std::vector<Setting>& table() {
        "RADM2SORG GPU: cells per chunk at most (device scratch)"},
       {"WRFGPU_RADM2SORG_CHUNKS", I, "", 1, 4096,
        "computed: as few as the batch allows; with narrow step counts chunks of at most 1,024 "
-       "cells per SM, and two where each takes the lane kernel", T,
+       "cells per SM, and two where each takes the lane kernel; with a tail about 1,152 per SM, "
+       "each at least 1,024", T,
        "library", "RADM2SORG GPU: chunks per call (at least the computed count)"},
       {"WRFGPU_RADM2SORG_ORDER", C, "longest|index", 0, 0, "longest", T, "library",
        "RADM2SORG GPU: cells handed out longest first (by the previous call's step counts) or "

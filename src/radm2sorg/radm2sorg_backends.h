@@ -1,6 +1,7 @@
 // radm2sorg_backends.h - entry points of the CPU and GPU backends (compiled twice, strict
 // and fast, into namespaces wrfgpu::radm2sorg::strict / ::fast) used by radm2sorg.cpp.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include "finite_check.h"
@@ -28,8 +29,8 @@ inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t 
 }
 
 // GpuSolver::Auto's choice for chunks of `chunk` cells on a device of `nsm` SMs: the lane kernel
-// (true) or the warp kernel. narrow: the previous call's step counts were narrow (narrow_steps;
-// false on a tile's first call, which has none). A lane kernel cannot end before its lane with the most
+// (true) or the warp kernel. narrow: the previous call's step counts were narrow (step_counts;
+// not on a tile's first call, which has none). A lane kernel cannot end before its lane with the most
 // steps (a lane takes about 1 ms per step attempt, a warp about 0.2), so below a few cells per
 // lane the crossover follows the longest cells, not the mean. Measured on an H200, 132 SMs, 3
 // lane blocks per SM (docs/radm2sorg.md, "The crossover by step counts"):
@@ -42,10 +43,14 @@ inline void longest_first_order(const std::uint8_t* expected_steps, std::size_t 
 //   kernel at 909. So a tail, or no counts to judge by, keeps 1,024 cells per SM.
 constexpr int kLaneMinCellsPerSm = 1024;       // any step counts
 constexpr int kLaneMinCellsPerSmNarrow = 300;  // the previous call's longest <= 2x its mean
-// The previous call's step counts of a call's n cells are narrow: the longest at most twice the
-// mean (false without counts). Over the host's threads: one thread took 5 ms of a CONUS call.
-inline bool narrow_steps(const std::uint8_t* expected_steps, std::size_t n) {
-  if (!expected_steps || n == 0) return false;
+constexpr int kTailChunkCellsPerSm = 1152;     // chunk_cells, a tail of long cells
+
+// What the previous call's step counts say of a call's cells: none (a tile's first call), a
+// tail (the longest more than twice the mean), or narrow (the longest at most twice the mean).
+enum class StepCounts { None, Tail, Narrow };
+// Over the host's threads: one thread took 5 ms of a CONUS call.
+inline StepCounts step_counts(const std::uint8_t* expected_steps, std::size_t n) {
+  if (!expected_steps || n == 0) return StepCounts::None;
   std::uint64_t sum = 0;
   unsigned longest = 0;
 #pragma omp parallel for schedule(static) reduction(+ : sum) reduction(max : longest)
@@ -54,7 +59,7 @@ inline bool narrow_steps(const std::uint8_t* expected_steps, std::size_t n) {
     sum += e;
     longest = e > longest ? e : longest;
   }
-  return (std::uint64_t)longest * n <= 2 * sum;
+  return (std::uint64_t)longest * n <= 2 * sum ? StepCounts::Narrow : StepCounts::Tail;
 }
 inline bool lane_by_size(std::size_t chunk, int nsm, bool narrow) {
   if (chunk >= (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm) return true;
@@ -62,25 +67,34 @@ inline bool lane_by_size(std::size_t chunk, int nsm, bool narrow) {
 }
 
 // Cells per chunk of a call of n cells: at most `batch` (the device scratch), as few chunks as
-// that allows; with narrow step counts at most kLaneMinCellsPerSm per SM, and at least two
-// chunks where each still takes the lane kernel. Smaller chunks let the pipeline hide more of
-// the call's packing and copies under kernels (staged_call.h), and lanes whose cells take
-// similar step counts do not idle at a chunk's end. Measured on WRF's own em_quarter_ss cells
-// (H200, 132 SMs; docs/radm2sorg.md, "Smaller chunks for narrow step counts"): CONUS in chunks
-// of 131,072 cells instead of 262,144 1.04x faster, 446,250 cells in 4 chunks instead of 2
-// 1.05-1.10x, 120,000 cells in 2 instead of 1 1.07x; 87,382 and 65,536 cells per chunk no faster
-// at CONUS. With a tail of long cells (the benchmark's synthetic warm cells) a chunk under 1,024
-// cells per SM takes the warp kernel, 1.42x slower at CONUS, so those keep `batch`.
-inline std::size_t chunk_cells(std::size_t n, std::size_t batch, int nsm, bool narrow) {
+// that allows, and with the previous call's step counts smaller chunks (measured on an H200,
+// 132 SMs; docs/radm2sorg.md, "Smaller chunks for narrow step counts" and "Chunks for a tail"):
+// - narrow counts: at most kLaneMinCellsPerSm per SM, and at least two chunks where each still
+//   takes the lane kernel. WRF's own em_quarter_ss cells: CONUS in chunks of 131,072 cells
+//   instead of 262,144 1.04x faster, 446,250 cells in 4 chunks instead of 2 1.05-1.10x, 120,000
+//   cells in 2 instead of 1 1.07x; 87,382 and 65,536 cells per chunk no faster at CONUS.
+// - a tail: about kTailChunkCellsPerSm per SM where every chunk keeps at least
+//   kLaneMinCellsPerSm (under it a tail takes the warp kernel, 1.42x slower at CONUS). The
+//   benchmark's synthetic warm cells at CONUS: 1.03x faster in chunks of 148,750 cells (1,127
+//   per SM) than of 247,917; 1,300 and 1,470 per SM in between, 1,024 per SM 1.02-1.03x.
+// - none (a tile's first call: no order, cells in index order): as large as `batch` allows.
+//   A cold start at CONUS was 1.04x slower in chunks of 171,635 cells than of 247,917.
+inline std::size_t chunk_cells(std::size_t n, std::size_t batch, int nsm, StepCounts counts) {
   if (n == 0) return 0;
   if (batch == 0 || batch > n) batch = n;
-  if (narrow) {
+  std::size_t nchunk = (n + batch - 1) / batch;
+  if (counts == StepCounts::Narrow) {
     const std::size_t most = (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm;
     const std::size_t least = (std::size_t)kLaneMinCellsPerSmNarrow * (std::size_t)nsm;
     if (batch > most) batch = most;
     if (batch == n && (n + 1) / 2 >= least) batch = (n + 1) / 2;
+    nchunk = (n + batch - 1) / batch;
+  } else if (counts == StepCounts::Tail) {
+    const std::size_t want = (std::size_t)kTailChunkCellsPerSm * (std::size_t)nsm;
+    const std::size_t least = (std::size_t)kLaneMinCellsPerSm * (std::size_t)nsm;
+    const std::size_t k = std::min((n + want - 1) / want, n / least);  // chunks >= least each
+    if (k > nchunk) nchunk = k;
   }
-  const std::size_t nchunk = (n + batch - 1) / batch;
   return (n + nchunk - 1) / nchunk;
 }
 

@@ -258,8 +258,8 @@ Context& context() {
 // warp kernel, 28,899 cells handed out longest first: 1, 2, 3 and 4 chunks took 9.95, 9.83,
 // 10.79 and 11.48 ms end to end; in index order 1, 2, 4 and 8 chunks took 13.0, 12.7, 14.1 and
 // 18.8 ms). WRFGPU_RADM2SORG_CHUNKS (tuning, measurement) sets the count, at least the rule's.
-std::size_t chunk_size(std::size_t ncell, std::size_t batch, int nsm, bool narrow) {
-  std::size_t chunk = chunk_cells(ncell, batch, nsm, narrow);
+std::size_t chunk_size(std::size_t ncell, std::size_t batch, int nsm, StepCounts counts) {
+  std::size_t chunk = chunk_cells(ncell, batch, nsm, counts);
   if (const auto n = config::integer("WRFGPU_RADM2SORG_CHUNKS")) {
     const std::size_t nchunk = std::max<std::size_t>((std::size_t)*n, (ncell + chunk - 1) / chunk);
     chunk = (ncell + nchunk - 1) / nchunk;
@@ -283,8 +283,9 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   if (const auto b = config::integer("WRFGPU_RADM2SORG_BATCH")) batch = (std::size_t)*b;
   if (batch == 0 || batch > ncell) batch = ncell;
   const int nsm = lane_device_sms<T>();
-  const bool narrow = narrow_steps(expected_steps, ncell);
-  const std::size_t chunk = chunk_size(ncell, batch, nsm, narrow);
+  const StepCounts counts = step_counts(expected_steps, ncell);
+  const bool narrow = counts == StepCounts::Narrow;
+  const std::size_t chunk = chunk_size(ncell, batch, nsm, counts);
   const std::size_t nchunk = (ncell + chunk - 1) / chunk;
   const bool out_vd = opt.p_nu0 > 1;
   const int nsf = kNState, nmf = kNMet, nvf = out_vd ? kLdrog : 0;

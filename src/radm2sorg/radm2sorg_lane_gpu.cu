@@ -140,6 +140,10 @@ const LaneLaunch& lane_launch() {
   WRFGPU_CUDA_CHECK(cudaGetDevice(&dev));
   if (dev == c.dev) return c;
   c = LaneLaunch();
+  // As much L1 as the SM can give: the kernel keeps only its coefficients in shared memory,
+  // and its lanes' arrays are reread through L1 (docs/radm2sorg.md, "The lane kernel's L1").
+  WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_lane_kernel<T>,
+                                         cudaFuncAttributePreferredSharedMemoryCarveout, 0));
   WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&c.nsm, cudaDevAttrMultiProcessorCount, dev));
   WRFGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &c.per_sm, radm2sorg_lane_kernel<T>, kLaneThreads, 0));

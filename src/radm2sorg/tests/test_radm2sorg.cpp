@@ -1089,7 +1089,8 @@ TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
   int misses = 0, checked = 0;
   for (const Launch& m : measured) {
     const std::vector<std::uint8_t> e = counts(m.counts, m.cells);
-    const bool lane = r2::lane_by_size(m.cells, nsm, r2::narrow_steps(e.data(), e.size()));
+    const bool lane =
+        r2::lane_by_size(m.cells, nsm, r2::step_counts(e.data(), e.size()) == r2::StepCounts::Narrow);
     const double ratio = m.warp_ms / m.lane_ms;  // > 1: the lane kernel faster
     if (ratio > 1.03 || ratio < 1 / 1.03) {
       ++checked;
@@ -1103,7 +1104,7 @@ TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
       }
     }
     // Without counts (a tile's first call) the size alone decides, at 1,024 cells per SM.
-    EXPECT_FALSE(r2::narrow_steps(nullptr, 0));
+    EXPECT_EQ(r2::step_counts(nullptr, 0), r2::StepCounts::None);
     EXPECT_EQ(r2::lane_by_size(m.cells, nsm, false), m.cells >= 1024u * nsm) << m.cells;
   }
   EXPECT_EQ(checked, 24);
@@ -1116,8 +1117,8 @@ TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
     const Case c = load(path);
     const std::vector<std::uint8_t> e = cpu_step_counts(c);
     const bool wrf = f[0] == 'q';
-    const bool narrow = r2::narrow_steps(e.data(), c.n);
-    EXPECT_EQ(narrow, wrf) << f;
+    const bool narrow = r2::step_counts(e.data(), c.n) == r2::StepCounts::Narrow;
+    EXPECT_EQ(r2::step_counts(e.data(), c.n), wrf ? r2::StepCounts::Narrow : r2::StepCounts::Tail) << f;
     EXPECT_EQ(r2::lane_by_size(400u * nsm, nsm, narrow), wrf) << f;
     EXPECT_TRUE(r2::lane_by_size(1024u * nsm, nsm, narrow)) << f;
     EXPECT_FALSE(r2::lane_by_size(299u * nsm, nsm, narrow)) << f;
@@ -1125,35 +1126,50 @@ TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
 }
 
 // The chunks of a call (chunk_cells) against the sizes measured on an H200 (132 SMs; docs/
-// radm2sorg.md, "Smaller chunks for narrow step counts"), gpu_batch 262,144. WRF's own cells
-// (narrow counts): CONUS 1.04x faster in chunks of about 131,000 cells than of 262,144, no faster
-// in chunks of 87,382 or 65,536; 446,250 cells 1.05-1.10x faster in 4 chunks than in 2; 120,000
-// cells 1.07x faster in 2 chunks than in 1. With a tail (or no counts) chunks stay as large as
-// the batch allows: at CONUS in chunks of 131,072 the benchmark's cells took the warp kernel,
-// 1.42x slower. Every chunk of a narrow call that is cut for the lane kernel takes it.
+// radm2sorg.md, "Smaller chunks for narrow step counts" and "Chunks for a tail"), gpu_batch
+// 262,144. WRF's own cells (narrow counts): CONUS 1.04x faster in chunks of about 131,000 cells
+// than of 262,144, no faster in chunks of 87,382 or 65,536; 446,250 cells 1.05-1.10x faster in
+// 4 chunks than in 2; 120,000 cells 1.07x faster in 2 chunks than in 1. The benchmark's cells (a
+// tail): CONUS 1.03x faster in chunks of 148,750 than of 247,917, and a chunk under 1,024 cells
+// per SM takes the warp kernel (1.42x slower at CONUS in chunks of 131,072). No counts (a first
+// call, index order): chunks as large as the batch allows. Every chunk of a call that is cut for
+// the lane kernel takes it.
 TEST(Radm2sorgApi, ChunkCellsFollowsTheMeasuredSizes) {
+  using r2::StepCounts;
   const int nsm = 132;
   const std::size_t batch = 262144;
-  auto chunks = [&](std::size_t n, bool narrow) {
-    const std::size_t c = r2::chunk_cells(n, batch, nsm, narrow);
+  auto chunks = [&](std::size_t n, StepCounts k) {
+    const std::size_t c = r2::chunk_cells(n, batch, nsm, k);
     EXPECT_LE(c, batch);
     return (n + c - 1) / c;
   };
-  EXPECT_EQ(r2::chunk_cells(4462500, batch, nsm, true), 131250u);  // 34 chunks
-  EXPECT_EQ(chunks(446250, true), 4u);
-  EXPECT_EQ(chunks(120000, true), 2u);
-  EXPECT_EQ(chunks(72000, true), 1u);  // halves of 36,000: under 300 cells per SM, the warp kernel
-  EXPECT_EQ(chunks(28899, true), 1u);
+  EXPECT_EQ(r2::chunk_cells(4462500, batch, nsm, StepCounts::Narrow), 131250u);  // 34 chunks
+  EXPECT_EQ(chunks(446250, StepCounts::Narrow), 4u);
+  EXPECT_EQ(chunks(120000, StepCounts::Narrow), 2u);
+  EXPECT_EQ(chunks(72000, StepCounts::Narrow), 1u);  // halves of 36,000: under 300 cells per SM, the warp kernel
+  EXPECT_EQ(chunks(28899, StepCounts::Narrow), 1u);
+  EXPECT_EQ(r2::chunk_cells(4462500, batch, nsm, StepCounts::Tail), 148750u);  // 30 chunks, 1,127 per SM
+  EXPECT_EQ(chunks(446250, StepCounts::Tail), 3u);
+  EXPECT_EQ(chunks(337920, StepCounts::Tail), 2u);  // three would be under 1,024 per SM
+  EXPECT_EQ(chunks(200000, StepCounts::Tail), 1u);  // halves under 1,024 per SM
   for (std::size_t n : {28899u, 120000u, 446250u, 4462500u}) {
-    EXPECT_EQ(chunks(n, false), (n + batch - 1) / batch) << n;  // a tail, or no counts
-    const std::size_t c = r2::chunk_cells(n, batch, nsm, true);
-    if (chunks(n, true) > 1) {
-      EXPECT_TRUE(r2::lane_by_size(c, nsm, true)) << n;
+    EXPECT_EQ(chunks(n, StepCounts::None), (n + batch - 1) / batch) << n;  // no counts
+    for (StepCounts k : {StepCounts::Narrow, StepCounts::Tail}) {
+      const std::size_t c = r2::chunk_cells(n, batch, nsm, k);
+      if (chunks(n, k) > (n + batch - 1) / batch) {
+        EXPECT_TRUE(r2::lane_by_size(c, nsm, k == StepCounts::Narrow)) << n;
+      }
     }
   }
-  EXPECT_EQ(r2::chunk_cells(4462500, batch, nsm, false), 247917u);  // 18 chunks
-  EXPECT_EQ(r2::chunk_cells(446250, 50000, nsm, true), 49584u);     // the batch still bounds it
-  EXPECT_EQ(r2::chunk_cells(0, batch, nsm, true), 0u);
+  for (std::size_t n = 100000; n < 6000000; n += 9973) {  // a tail's chunks never fall under 1,024 per SM
+    const std::size_t c = r2::chunk_cells(n, batch, nsm, StepCounts::Tail);
+    if (chunks(n, StepCounts::Tail) > (n + batch - 1) / batch) {
+      EXPECT_GE(c, 1024u * nsm) << n;
+    }
+  }
+  EXPECT_EQ(r2::chunk_cells(4462500, batch, nsm, StepCounts::None), 247917u);  // 18 chunks
+  EXPECT_EQ(r2::chunk_cells(446250, 50000, nsm, StepCounts::Narrow), 49584u);     // the batch still bounds it
+  EXPECT_EQ(r2::chunk_cells(0, batch, nsm, StepCounts::Narrow), 0u);
 }
 
 // Longest-first hand-out (the previous call's step counts) changes only the order in which the
