@@ -68,15 +68,16 @@ inline bool lane_by_size(std::size_t chunk, int nsm, bool narrow) {
 
 // Cells per chunk of a call of n cells: at most `batch` (the device scratch), as few chunks as
 // that allows, and with the previous call's step counts smaller chunks (measured on an H200,
-// 132 SMs; docs/radm2sorg.md, "Smaller chunks for narrow step counts" and "Chunks for a tail"):
+// 132 SMs; docs/radm2sorg.md, "Smaller chunks for narrow step counts" and "Chunks for a tail,
+// and the lane kernel's L1"):
 // - narrow counts: at most kLaneMinCellsPerSm per SM, and at least two chunks where each still
 //   takes the lane kernel. WRF's own em_quarter_ss cells: CONUS in chunks of 131,072 cells
 //   instead of 262,144 1.04x faster, 446,250 cells in 4 chunks instead of 2 1.05-1.10x, 120,000
 //   cells in 2 instead of 1 1.07x; 87,382 and 65,536 cells per chunk no faster at CONUS.
 // - a tail: about kTailChunkCellsPerSm per SM where every chunk keeps at least
 //   kLaneMinCellsPerSm (under it a tail takes the warp kernel, 1.42x slower at CONUS). The
-//   benchmark's synthetic warm cells at CONUS: 1.03x faster in chunks of 148,750 cells (1,127
-//   per SM) than of 247,917; 1,300 and 1,470 per SM in between, 1,024 per SM 1.02-1.03x.
+//   benchmark's synthetic warm cells at CONUS: 1.04x faster in chunks of 148,750 cells (1,127
+//   per SM) than of 247,917, 1.03-1.04x in chunks of 1,024 per SM; 1,300 and 1,470 in between.
 // - none (a tile's first call: no order, cells in index order): as large as `batch` allows.
 //   A cold start at CONUS was 1.04x slower in chunks of 171,635 cells than of 247,917.
 inline std::size_t chunk_cells(std::size_t n, std::size_t batch, int nsm, StepCounts counts) {

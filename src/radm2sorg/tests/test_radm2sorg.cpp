@@ -1125,15 +1125,15 @@ TEST(Radm2sorgApi, LaneBySizeTakesTheMeasuredFasterKernel) {
   }
 }
 
-// The chunks of a call (chunk_cells) against the sizes measured on an H200 (132 SMs; docs/
-// radm2sorg.md, "Smaller chunks for narrow step counts" and "Chunks for a tail"), gpu_batch
-// 262,144. WRF's own cells (narrow counts): CONUS 1.04x faster in chunks of about 131,000 cells
-// than of 262,144, no faster in chunks of 87,382 or 65,536; 446,250 cells 1.05-1.10x faster in
-// 4 chunks than in 2; 120,000 cells 1.07x faster in 2 chunks than in 1. The benchmark's cells (a
-// tail): CONUS 1.03x faster in chunks of 148,750 than of 247,917, and a chunk under 1,024 cells
-// per SM takes the warp kernel (1.42x slower at CONUS in chunks of 131,072). No counts (a first
-// call, index order): chunks as large as the batch allows. Every chunk of a call that is cut for
-// the lane kernel takes it.
+// The chunks of a call (chunk_cells) against the sizes measured on an H200 (132 SMs;
+// docs/radm2sorg.md, "Smaller chunks for narrow step counts" and "Chunks for a tail, and the
+// lane kernel's L1"), gpu_batch 262,144. WRF's own cells (narrow counts): CONUS 1.04x faster in
+// chunks of about 131,000 cells than of 262,144, no faster in chunks of 87,382 or 65,536;
+// 446,250 cells 1.05-1.10x faster in 4 chunks than in 2; 120,000 cells 1.07x faster in 2 chunks
+// than in 1. The benchmark's cells (a tail): CONUS 1.04x faster in chunks of 148,750 than of
+// 247,917, and a chunk under 1,024 cells per SM takes the warp kernel (1.42x slower at CONUS in
+// chunks of 131,072). No counts (a first call, index order): chunks as large as the batch
+// allows. Every chunk of a call that is cut for the lane kernel takes it.
 TEST(Radm2sorgApi, ChunkCellsFollowsTheMeasuredSizes) {
   using r2::StepCounts;
   const int nsm = 132;
