@@ -153,9 +153,9 @@ def traffic():
         print(f'{warps} warps per SM (L1 {c1}, L2 {c2} values per lane): DRAM KB per step: ' + ', '.join(row))
 
 
-def dag():
+def dag(parts=None, quiet=False):
     fin, work = {}, 0
-    for part in step_parts():
+    for part in parts or step_parts():
         if part[0] == 'comb':
             for i in range(NVAR):
                 rd = [(a, i) for a in part[1]]
@@ -191,6 +191,11 @@ def dag():
                     work += 1
             fin[lhs] = max(t_acc, fin.get(lhs, 0))
     cp = max(fin.values())
+    if quiet:
+        return work, cp
+    for kind, name in (('fun', 'fun'), ('jac', 'jac_ghimj'), ('dec', 'kpp_decomp'), ('sol', 'kpp_solve')):
+        w, c = dag([p for p in step_parts() if p[0] == 'code' and p[1] == kind][:1], True)
+        print(f'  {name} alone: {w} operations, critical path {c}')
     print(f'one step: {work} arithmetic operations, critical path {cp}')
     for p in (4, 8, 16):
         print(f'  split over {p} warps: at least max(W/{p}, CP) = {max(work / p, cp):.0f} dependent operations per warp')
