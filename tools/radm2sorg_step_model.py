@@ -12,7 +12,10 @@ measures nothing on a GPU.
   dag:     the step's dataflow: arithmetic operations W and the critical path CP, each
            statement evaluated left to right as the generated code (and WRF's Fortran) orders it.
 
-Usage: tools/radm2sorg_step_model.py [traffic|dag]"""
+  schedule: the statements listed over P warps, each to the warp that finishes it first, an
+           operand from another warp arriving S operations late; prints the step's length.
+
+Usage: tools/radm2sorg_step_model.py [traffic|dag|schedule]"""
 import collections, os, re, sys
 
 G = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src', 'radm2sorg', 'generated')
@@ -201,5 +204,71 @@ def dag(parts=None, quiet=False):
         print(f'  split over {p} warps: at least max(W/{p}, CP) = {max(work / p, cp):.0f} dependent operations per warp')
 
 
+def statement_nodes():
+    """The step as statements in program order: (reads, write, terms), terms a list of
+    (reads of the term, multiplications in it), summed left to right."""
+    out = []
+    for part in step_parts():
+        if part[0] == 'comb':
+            for i in range(NVAR):
+                rd = [(a, i) for a in part[1]]
+                out.append(((part[2], i), [([r], 0 if j == 0 else 1) for j, r in enumerate(rd)]))
+            continue
+        kind, names = part[1], part[2]
+        tag = (kind, len(out))
+        declared = set()
+        for scope, _, s in statements(CODE[kind]):
+            m = re.match(r'(?:const\s+)?(?:T\s+)?([a-z]\w*)(?:\[(\d+) \* s\])?\s*=(?!=)(.*)', s, re.S)
+            if not m or s.startswith('if') or s.startswith('(void)'):
+                continue
+
+            def var(name, idx=None):
+                if idx is not None:
+                    return (names[name], int(idx))
+                return (tag, scope, name) if (tag, scope, name) in declared or (tag, 0, name) not in declared else (tag, 0, name)
+            lhs = var(m.group(1), m.group(2))
+            declared.add(lhs)
+            rhs = re.sub(r'T\([0-9.e+-]+f?\)', 'C', m.group(3))
+            toks = re.split(r'(?<![eE])\s([-+])\s', ' ' + rhs.strip())
+            terms = []
+            for term in [toks[0]] + toks[2::2]:
+                rd = [var(a, i) for a, i in ACC.findall(term)]
+                rd += [var(t) for t in IDN.findall(ACC.sub(' ', term)) if t not in SKIP and t not in ('C', 'T')]
+                terms.append((rd, len(re.findall(r'[*/]', term))))
+            out.append((lhs, terms))
+    return out
+
+
+def schedule():
+    """Each statement to the warp that finishes it first (list scheduling in program order);
+    a warp runs its statements in order, a product as soon as its operands are there, a sum's
+    terms in order; an operand another warp wrote arrives S operations after it was written."""
+    st = statement_nodes()
+    for p in (4, 8, 16):
+        for S in (0, 4, 10):
+            ready, owner = {}, {}
+            clock = [0] * p
+            cross = 0
+            for lhs, terms in st:
+                best = None
+                for w in range(p):
+                    t, acc = clock[w], None
+                    for rd, nmul in terms:
+                        arrive = max([ready.get(r, 0) + (S if owner.get(r, w) != w else 0) for r in rd] + [0])
+                        t = max(t, arrive) + nmul
+                        acc = t if acc is None else max(acc, t) + 1
+                        t = max(t, acc)
+                    if lhs in ready:
+                        acc = max(acc, ready[lhs] + (S if owner[lhs] != w else 0))
+                    if best is None or acc < best[0]:
+                        best = (acc, w, t)
+                acc, w, t = best
+                cross += sum(1 for rd, _ in terms for r in rd if owner.get(r, w) != w)
+                ready[lhs], owner[lhs], clock[w] = acc, w, max(t, acc)
+            span = max(clock)
+            print(f'  {p:2d} warps, an operand from another warp after {S:2d}: {span} operations per step '
+                  f'(busiest warp), {cross} operands cross warps')
+
+
 if __name__ == '__main__':
-    {'traffic': traffic, 'dag': dag}[sys.argv[1] if len(sys.argv) > 1 else 'traffic']()
+    {'traffic': traffic, 'dag': dag, 'schedule': schedule}[sys.argv[1] if len(sys.argv) > 1 else 'traffic']()
