@@ -12,8 +12,9 @@ measures nothing on a GPU.
   dag:     the step's dataflow: arithmetic operations W and the critical path CP, each
            statement evaluated left to right as the generated code (and WRF's Fortran) orders it.
 
-  schedule: the statements listed over P warps, each to the warp that finishes it first, an
-           operand from another warp arriving S operations late; prints the step's length.
+  schedule: the statements split over P warps (each to the warp that finishes it first, or by
+           the matrix row they write), an operand from another warp arriving S operations
+           late; prints the step's length and the operands that cross warps.
 
 Usage: tools/radm2sorg_step_model.py [traffic|dag|schedule]"""
 import collections, os, re, sys
@@ -239,36 +240,54 @@ def statement_nodes():
     return out
 
 
-def schedule():
-    """Each statement to the warp that finishes it first (list scheduling in program order);
-    a warp runs its statements in order, a product as soon as its operands are there, a sum's
-    terms in order; an operand another warp wrote arrives S operations after it was written."""
-    st = statement_nodes()
-    for p in (4, 8, 16):
-        for S in (0, 4, 10):
-            ready, owner = {}, {}
-            clock = [0] * p
-            cross = 0
-            for lhs, terms in st:
-                best = None
-                for w in range(p):
-                    t, acc = clock[w], None
-                    for rd, nmul in terms:
-                        arrive = max([ready.get(r, 0) + (S if owner.get(r, w) != w else 0) for r in rd] + [0])
-                        t = max(t, arrive) + nmul
-                        acc = t if acc is None else max(acc, t) + 1
-                        t = max(t, acc)
-                    if lhs in ready:
-                        acc = max(acc, ready[lhs] + (S if owner[lhs] != w else 0))
-                    if best is None or acc < best[0]:
-                        best = (acc, w, t)
-                acc, w, t = best
-                cross += sum(1 for rd, _ in terms for r in rd if owner.get(r, w) != w)
-                ready[lhs], owner[lhs], clock[w] = acc, w, max(t, acc)
-            span = max(clock)
-            print(f'  {p:2d} warps, an operand from another warp after {S:2d}: {span} operations per step '
-                  f'(busiest warp), {cross} operands cross warps')
+def lu_rows():
+    src = open(os.path.join(G, 'radm2sorg_parameters.h')).read()
+    i = src.index('LU_IROW[LU_NONZERO] = {')
+    return [int(x) for x in re.findall(r'\d+', src[i + 23:src.index('}', i)])]
 
+
+def row_of(var, irow):
+    """The matrix row (species) an array element belongs to; None for a temporary."""
+    if len(var) != 2:
+        return None
+    return irow[var[1]] if var[0] == 'g' else var[1]
+
+
+def schedule():
+    """Each statement to a warp, which runs its statements in program order (a product as soon
+    as its operands are there, a sum's terms in their order); an operand written by another
+    warp arrives S operations after it was written. Splits: 'greedy', each statement to the
+    warp that finishes it first; 'rows', the statements that write a row's values (a species'
+    vector entries, a matrix row) to the row's warp, rows dealt round robin, temporaries
+    greedy. Prints the step's length (the busiest warp) and the operands that cross warps."""
+    st = statement_nodes()
+    irow = lu_rows()
+    for split in ('greedy', 'rows'):
+        for p in (8, 16):
+            for S in (0, 4, 10):
+                ready, owner = {}, {}
+                clock = [0] * p
+                cross = 0
+                for lhs, terms in st:
+                    r = row_of(lhs, irow)
+                    cands = [r % p] if split == 'rows' and r is not None else range(p)
+                    best = None
+                    for w in cands:
+                        t, acc = clock[w], None
+                        for rd, nmul in terms:
+                            arrive = max([ready.get(x, 0) + (S if owner.get(x, w) != w else 0) for x in rd] + [0])
+                            t = max(t, arrive) + nmul
+                            acc = t if acc is None else max(acc, t) + 1
+                            t = max(t, acc)
+                        if lhs in ready:
+                            acc = max(acc, ready[lhs] + (S if owner[lhs] != w else 0))
+                        if best is None or acc < best[0]:
+                            best = (acc, w, t)
+                    acc, w, t = best
+                    cross += sum(1 for rd, _ in terms for x in rd if owner.get(x, w) != w)
+                    ready[lhs], owner[lhs], clock[w] = acc, w, max(t, acc)
+                print(f'  {split:6s} {p:2d} warps, an operand from another warp after {S:2d}: {max(clock)} operations '
+                      f'per step (busiest warp), {cross} operands cross warps')
 
 if __name__ == '__main__':
     {'traffic': traffic, 'dag': dag, 'schedule': schedule}[sys.argv[1] if len(sys.argv) > 1 else 'traffic']()
