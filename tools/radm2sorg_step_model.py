@@ -16,7 +16,10 @@ measures nothing on a GPU.
            the matrix row they write), an operand from another warp arriving S operations
            late; prints the step's length and the operands that cross warps.
 
-Usage: tools/radm2sorg_step_model.py [traffic|dag|schedule]"""
+  supersteps: the statements by dependency level, a block barrier between levels, each
+           level dealt over P warps.
+
+Usage: tools/radm2sorg_step_model.py [traffic|dag|schedule|supersteps]"""
 import collections, os, re, sys
 
 G = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'src', 'radm2sorg', 'generated')
@@ -289,5 +292,31 @@ def schedule():
                 print(f'  {split:6s} {p:2d} warps, an operand from another warp after {S:2d}: {max(clock)} operations '
                       f'per step (busiest warp), {cross} operands cross warps')
 
+def supersteps():
+    """The statements by dependency level (a statement one level after the latest of its
+    operands), a block barrier between levels, each level's statements dealt to P warps
+    (longest first, each to the least loaded warp): prints the levels (barriers) per step and
+    the step's length, the sum over levels of the busiest warp's operations, plus B operations
+    per barrier."""
+    st = statement_nodes()
+    level, work = {}, collections.defaultdict(list)
+    for lhs, terms in st:
+        cost = max(sum(n for _, n in terms) + len(terms) - 1, 1)
+        lv = max([level[x] + 1 for t, _ in terms for x in t if x in level] + [0])
+        if lhs in level:
+            lv = max(lv, level[lhs] + 1)
+        level[lhs] = lv
+        work[lv].append(cost)
+    for p in (8, 16):
+        length = 0
+        for costs in work.values():
+            w = [0] * p
+            for c in sorted(costs, reverse=True):
+                w[w.index(min(w))] += c
+            length += max(w)
+        for B in (5, 20):
+            print(f'  {p:2d} warps: {len(work)} levels (barriers) per step, the busiest warp {length} operations, '
+                  f'with B = {B} per barrier {length + B * len(work)}')
+
 if __name__ == '__main__':
-    {'traffic': traffic, 'dag': dag, 'schedule': schedule}[sys.argv[1] if len(sys.argv) > 1 else 'traffic']()
+    {'traffic': traffic, 'dag': dag, 'schedule': schedule, 'supersteps': supersteps}[sys.argv[1] if len(sys.argv) > 1 else 'traffic']()
