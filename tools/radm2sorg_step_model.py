@@ -160,59 +160,12 @@ def traffic():
         print(f'{warps} warps per SM (L1 {c1}, L2 {c2} values per lane): DRAM KB per step: ' + ', '.join(row))
 
 
-def dag(parts=None, quiet=False):
-    fin, work = {}, 0
-    for part in parts or step_parts():
-        if part[0] == 'comb':
-            for i in range(NVAR):
-                rd = [(a, i) for a in part[1]]
-                fin[(part[2], i)] = max(fin.get(r, 0) for r in rd) + 2 * (len(rd) - 1)
-                work += 2 * (len(rd) - 1)
-            continue
-        kind, names = part[1], part[2]
-        tag = (kind, len(fin))  # temporaries are local to one call
-        for scope, _, s in statements(CODE[kind]):
-            m = re.match(r'(?:const\s+)?(?:T\s+)?([a-z]\w*)(?:\[(\d+) \* s\])?\s*=(?!=)(.*)', s, re.S)
-            if not m or s.startswith('if') or s.startswith('(void)'):
-                continue
-
-            def var(name, idx=None):
-                if idx is not None:
-                    return (names[name], int(idx))
-                local = (tag, scope, name)
-                return local if local in fin or (tag, 0, name) not in fin else (tag, 0, name)
-            lhs = var(m.group(1), m.group(2))
-            rhs = re.sub(r'T\([0-9.e+-]+f?\)', 'C', m.group(3))
-            toks = re.split(r'(?<![eE])\s([-+])\s', ' ' + rhs.strip())
-            t_acc = None
-            for term in [toks[0]] + toks[2::2]:
-                rd = [var(a, i) for a, i in ACC.findall(term)]
-                rd += [var(t) for t in IDN.findall(ACC.sub(' ', term)) if t not in SKIP and t != 'C' and t != 'T']
-                nmul = len(re.findall(r'[*/]', term))
-                ready = max([fin.get(r, 0) for r in rd] + [0]) + nmul
-                work += nmul
-                if t_acc is None:
-                    t_acc = ready
-                else:  # the sum's next term: one addition after both are ready
-                    t_acc = max(t_acc, ready) + 1
-                    work += 1
-            fin[lhs] = max(t_acc, fin.get(lhs, 0))
-    cp = max(fin.values())
-    if quiet:
-        return work, cp
-    for kind, name in (('fun', 'fun'), ('jac', 'jac_ghimj'), ('dec', 'kpp_decomp'), ('sol', 'kpp_solve')):
-        w, c = dag([p for p in step_parts() if p[0] == 'code' and p[1] == kind][:1], True)
-        print(f'  {name} alone: {w} operations, critical path {c}')
-    print(f'one step: {work} arithmetic operations, critical path {cp}')
-    for p in (4, 8, 16):
-        print(f'  split over {p} warps: at least max(W/{p}, CP) = {max(work / p, cp):.0f} dependent operations per warp')
-
-
-def statement_nodes():
-    """The step as statements in program order: (reads, write, terms), terms a list of
-    (reads of the term, multiplications in it), summed left to right."""
+def statement_nodes(parts=None):
+    """The step (or the given parts of it) as statements in program order: (the value written,
+    terms), terms a list of (the values the term reads, its multiplications), summed left to
+    right."""
     out = []
-    for part in step_parts():
+    for part in parts or step_parts():
         if part[0] == 'comb':
             for i in range(NVAR):
                 rd = [(a, i) for a in part[1]]
@@ -241,6 +194,35 @@ def statement_nodes():
                 terms.append((rd, len(re.findall(r'[*/]', term))))
             out.append((lhs, terms))
     return out
+
+
+def chain_times(nodes):
+    """Operations and critical path of statements evaluated as the code orders them: a term's
+    products once its operands are there, the sum's terms added in their order."""
+    fin, work = {}, 0
+    for lhs, terms in nodes:
+        t_acc = None
+        for rd, nmul in terms:
+            ready = max([fin.get(r, 0) for r in rd] + [0]) + nmul
+            work += nmul
+            if t_acc is None:
+                t_acc = ready
+            else:  # the sum's next term: one addition after both are ready
+                t_acc = max(t_acc, ready) + 1
+                work += 1
+        fin[lhs] = max(t_acc, fin.get(lhs, 0))
+    return work, max(fin.values())
+
+
+def dag():
+    for kind, name in (('fun', 'fun'), ('jac', 'jac_ghimj'), ('dec', 'kpp_decomp'), ('sol', 'kpp_solve')):
+        part = [p for p in step_parts() if p[0] == 'code' and p[1] == kind][:1]
+        w, c = chain_times(statement_nodes(part))
+        print(f'  {name} alone: {w} operations, critical path {c}')
+    work, cp = chain_times(statement_nodes())
+    print(f'one step: {work} arithmetic operations, critical path {cp}')
+    for p in (4, 8, 16):
+        print(f'  split over {p} warps: at least max(W/{p}, CP) = {max(work / p, cp):.0f} dependent operations per warp')
 
 
 def lu_rows():
