@@ -276,29 +276,39 @@ def schedule():
 
 def supersteps():
     """The statements by dependency level (a statement one level after the latest of its
-    operands), a block barrier between levels, each level's statements dealt to P warps
-    (longest first, each to the least loaded warp): prints the levels (barriers) per step and
-    the step's length, the sum over levels of the busiest warp's operations, plus B operations
-    per barrier."""
+    operands), a block barrier between levels, each level's work dealt to P warps (longest
+    first, each to the least loaded warp). 'whole': a statement is one piece of work; 'products
+    apart': a sum of several terms has its products computed a level earlier, spread over the
+    warps, and only its additions, in their order, in one piece. Prints the levels (barriers)
+    per step and the step's length, the sum over levels of the busiest warp's operations, plus
+    B operations per barrier."""
     st = statement_nodes()
-    level, work = {}, collections.defaultdict(list)
-    for lhs, terms in st:
-        cost = max(sum(n for _, n in terms) + len(terms) - 1, 1)
-        lv = max([level[x] + 1 for t, _ in terms for x in t if x in level] + [0])
-        if lhs in level:
-            lv = max(lv, level[lhs] + 1)
-        level[lhs] = lv
-        work[lv].append(cost)
-    for p in (8, 16):
-        length = 0
-        for costs in work.values():
-            w = [0] * p
-            for c in sorted(costs, reverse=True):
-                w[w.index(min(w))] += c
-            length += max(w)
-        for B in (5, 20):
-            print(f'  {p:2d} warps: {len(work)} levels (barriers) per step, the busiest warp {length} operations, '
-                  f'with B = {B} per barrier {length + B * len(work)}')
+    for split in ('whole', 'products apart'):
+        level, work = {}, collections.defaultdict(list)
+        for lhs, terms in st:
+            lv_in = max([level[x] + 1 for t, _ in terms for x in t if x in level] + [0])
+            if lhs in level:
+                lv_in = max(lv_in, level[lhs] + 1)
+            if split == 'whole' or len(terms) < 3:
+                lv = lv_in
+                work[lv].append(max(sum(n for _, n in terms) + len(terms) - 1, 1))
+            else:
+                for rd, nmul in terms:  # each product a level after its own operands
+                    if nmul:
+                        work[max([level[x] + 1 for x in rd if x in level] + [0])].append(nmul)
+                lv = lv_in + 1
+                work[lv].append(len(terms) - 1)
+            level[lhs] = lv
+        for p in (8, 16):
+            length = 0
+            for costs in work.values():
+                w = [0] * p
+                for c in sorted(costs, reverse=True):
+                    w[w.index(min(w))] += c
+                length += max(w)
+            for B in (5, 20):
+                print(f'  {split:14s} {p:2d} warps: {len(work)} levels (barriers) per step, the busiest warp {length} '
+                      f'operations, with B = {B} per barrier {length + B * len(work)}')
 
 if __name__ == '__main__':
     {'traffic': traffic, 'dag': dag, 'schedule': schedule, 'supersteps': supersteps}[sys.argv[1] if len(sys.argv) > 1 else 'traffic']()
