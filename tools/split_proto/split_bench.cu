@@ -8,6 +8,7 @@
 // Run: OUTDIR/split_benchP [reps]: ms per rep, cycles per rep per block (clock64 around the
 // split alone), and whether the bits equal the serial code's. Cycles per rep over the busiest
 // warp's operand loads (gen_split.py prints them) is the cost per operation the model needs.
+// The same run times the work the lane kernel's way (k_lane), so the two compare on one host.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +56,25 @@ __global__ void k_serial(double* g, double* x) {
   kpp::kpp_solve(gb, xb, 32);
 }
 
+// The same work as the lane kernel does it, for a same-run comparison: a thread per cell, the
+// cells' arrays in global memory laid out per warp [element][lane], 3 blocks of 4 warps per SM
+// (the lane kernel's shape), each rep from a pristine copy.
+__global__ void __launch_bounds__(128, 3) k_lane(const double* __restrict__ gin, const double* __restrict__ xin,
+                                                 double* g, double* x, int reps) {
+  const int lane = threadIdx.x & 31;
+  const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  double* gb = g + warp * NNZ * 32 + lane;
+  double* xb = x + warp * NV * 32 + lane;
+  const double* gi = gin + (warp % 132) * NNZ * 32 + lane;  // the split's 132 blocks of data, reused
+  const double* xi = xin + (warp % 132) * NV * 32 + lane;
+  for (int r = 0; r < reps; ++r) {
+    for (int e = 0; e < NNZ; ++e) gb[e * 32] = gi[e * 32];
+    for (int i = 0; i < NV; ++i) xb[i * 32] = xi[i * 32];
+    kpp::kpp_decomp(gb, 32);
+    kpp::kpp_solve(gb, xb, 32);
+  }
+}
+
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
   int nsm = 0, clk = 0;
@@ -100,8 +120,27 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(cyc.data(), dc, blocks * sizeof(long long), cudaMemcpyDeviceToHost));
     double c = 0;
     for (long long v : cyc) c += (double)v / reps;
-    std::printf("P=%d levels=%d %s: %.4f ms per rep (%d blocks of 32 cells), %.0f cycles per rep per block (SM clock %d MHz)\n",
-                SPLIT_P, SPLIT_LEVELS, work ? "decomp+solve" : "copies only", ms / reps, blocks, c / blocks, clk / 1000);
+    std::printf("P=%d levels=%d %s: %.4f ms per rep (%d blocks of 32 cells), %.0f cycles per rep per block "
+                "(SM clock %d MHz): %.1f M cell decomp+solves per second\n", SPLIT_P, SPLIT_LEVELS,
+                work ? "decomp+solve" : "copies only", ms / reps, blocks, c / blocks, clk / 1000,
+                blocks * 32 / (ms / reps) / 1e3);
+  }
+  {  // the lane kernel's way, on 384 cells per SM
+    const int lblocks = 3 * nsm, lwarps = lblocks * 4;
+    double *lg, *lx;
+    CK(cudaMalloc(&lg, (size_t)lwarps * NNZ * 32 * 8));
+    CK(cudaMalloc(&lx, (size_t)lwarps * NV * 32 * 8));
+    const int lreps = reps / 4 > 0 ? reps / 4 : 1;
+    k_lane<<<lblocks, 128>>>(dg, dx, lg, lx, 1);
+    CK(cudaEventRecord(e0));
+    k_lane<<<lblocks, 128>>>(dg, dx, lg, lx, lreps);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    std::printf("lane kernel's way: %.4f ms per rep (%d cells, copies from a pristine block included): "
+                "%.1f M cell decomp+solves per second\n", ms / lreps, lwarps * 32, lwarps * 32 / (ms / lreps) / 1e3);
+    CK(cudaFree(lg)); CK(cudaFree(lx));
   }
   std::vector<double> a(ng), b(ng), ax(nx), bx(nx);
   CK(cudaMemcpy(a.data(), go, ng * 8, cudaMemcpyDeviceToHost));
