@@ -60,13 +60,13 @@ __global__ void k_serial(double* g, double* x) {
 // cells' arrays in global memory laid out per warp [element][lane], 3 blocks of 4 warps per SM
 // (the lane kernel's shape), each rep from a pristine copy.
 __global__ void __launch_bounds__(128, 3) k_lane(const double* __restrict__ gin, const double* __restrict__ xin,
-                                                 double* g, double* x, int reps) {
+                                                 double* g, double* x, int reps, int nsrc) {
   const int lane = threadIdx.x & 31;
   const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   double* gb = g + warp * NNZ * 32 + lane;
   double* xb = x + warp * NV * 32 + lane;
-  const double* gi = gin + (warp % 132) * NNZ * 32 + lane;  // the split's 132 blocks of data, reused
-  const double* xi = xin + (warp % 132) * NV * 32 + lane;
+  const double* gi = gin + (warp % nsrc) * NNZ * 32 + lane;  // the split's blocks of data, reused
+  const double* xi = xin + (warp % nsrc) * NV * 32 + lane;
   for (int r = 0; r < reps; ++r) {
     for (int e = 0; e < NNZ; ++e) gb[e * 32] = gi[e * 32];
     for (int i = 0; i < NV; ++i) xb[i * 32] = xi[i * 32];
@@ -131,9 +131,9 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&lg, (size_t)lwarps * NNZ * 32 * 8));
     CK(cudaMalloc(&lx, (size_t)lwarps * NV * 32 * 8));
     const int lreps = reps / 4 > 0 ? reps / 4 : 1;
-    k_lane<<<lblocks, 128>>>(dg, dx, lg, lx, 1);
+    k_lane<<<lblocks, 128>>>(dg, dx, lg, lx, 1, blocks);
     CK(cudaEventRecord(e0));
-    k_lane<<<lblocks, 128>>>(dg, dx, lg, lx, lreps);
+    k_lane<<<lblocks, 128>>>(dg, dx, lg, lx, lreps, blocks);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms = 0;
