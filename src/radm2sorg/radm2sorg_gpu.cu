@@ -281,7 +281,6 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   Slot* S = ctx.slot;
   // WRFGPU_RADM2SORG_BATCH (tuning): cells per launch instead of Options::gpu_batch.
   if (const auto b = config::integer("WRFGPU_RADM2SORG_BATCH")) batch = (std::size_t)*b;
-  if (batch == 0 || batch > ncell) batch = ncell;
   const int nsm = lane_device_sms<T>();
   const StepCounts counts = step_counts(expected_steps, ncell);
   const bool narrow = counts == StepCounts::Narrow;
