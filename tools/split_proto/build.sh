@@ -12,7 +12,7 @@ inc="-DWRFGPU_MODE_NS=strict -I src/common -I src/radm2sorg/generated"
 for p in ${*:-8}; do
   h="$out/step_$p.h"
   python3 tools/split_proto/gen_step.py $p "$h"
-  g++ -O1 -ffp-contract=off $inc -DSTEP_HEADER="\"$h\"" tools/split_proto/step_check.cpp -o "$out/step_check"
+  g++ -std=c++20 -pthread -O1 -ffp-contract=off $inc -DSTEP_HEADER="\"$h\"" tools/split_proto/step_check.cpp -o "$out/step_check"
   "$out/step_check"
   nvcc -O3 -arch=sm_90 --fmad=false -prec-div=true $inc -DSTEP_HEADER="\"$h\"" tools/split_proto/step_bench.cu \
     -o "$out/step_bench_$p"

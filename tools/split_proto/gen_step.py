@@ -3,13 +3,19 @@
 P warps, as tools/radm2sorg_step_model.py builds it: fun(Y) -> Fcn0, jac_ghimj, kpp_decomp, the
 three stages (K0 = Fcn0; Ynew = Y + K0, fun(Ynew) -> Fcn; K1 = Fcn + HC*K0; K2 = Fcn + HC*K0
 + HC*K1; each solved in place), the new solution and the error terms, summed in species order.
-The matrix G, the vector being solved X and the rate constants R are in shared memory; the
-other vectors and fun's reaction rates A are in global memory (V(offset), per block, L2-sized).
 Every statement is the generated code's (fun's rates and sums, jac_ghimj's columns, the
 decomposition and solve written in place), so the split gives the serial code's bits.
-Each level of the step's dependency graph is dealt over the warps; a block barrier follows each
-level. (Waits between pairs of warps instead of barriers, and each matrix row's statements
-kept on one warp, were measured and lost: docs/radm2sorg.md, "Cells split over warps, measured".)
+
+The split: each matrix row (species) belongs to one warp, dealt longest first by operand loads;
+a warp computes its rows' matrix entries (jac_ghimj by rows), their decomposition updates, its
+entries of the vector being solved and its species' vector elements, and keeps its rows' matrix
+and vector entries in registers. An entry another warp reads (a pivot row's, a solved unknown)
+is stored to shared memory after the write that the read needs; fun's reaction rates and the
+error sum go to the least loaded warp of their level; the other vectors are in global memory
+(the L2), the rate constants in shared memory. A barrier follows each dependency level.
+(Measured and lost: every entry in shared memory with each level dealt over the warps, waits
+between pairs of warps, a table of operations interpreted by a loop: docs/radm2sorg.md, "Cells
+split over warps, measured".)
 Usage: gen_step.py P OUT.h"""
 import collections, os, re, sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -106,6 +112,8 @@ def jac():
 
 
 ACC_LU = re.compile(r'\b(jvs|x)\[(\d+) \* s\]')
+TOKR = re.compile(r'\b(R|V)\((\d+)\)')
+TOK = re.compile(r'\b([GX])\((\d+)\)')
 
 
 def lu_statements():
@@ -200,31 +208,114 @@ def levels(st):
     return lv
 
 
+def species_of(o):
+    """The species of a per-species vector element V(o); None for fun's rates and the sums."""
+    for n, k in VECS:
+        if n in ('a', 'errsum', 'fix'):
+            continue
+        if OFF[n] <= o < OFF[n] + k:
+            return o - OFF[n]
+    return None
+
+
+def row_of(st, irow):
+    """The matrix row (species) a statement writes."""
+    rows = set()
+    for w in st.writes:
+        rows.add(irow[w[1]] if w[0] == 'g' else w[1] if w[0] == 'x' else species_of(w[1]))
+    assert len(rows) == 1, (st.code, rows)
+    return rows.pop()
+
+
+def split_jac(s, irow):
+    """A jac_ghimj column as one statement per matrix row it writes, each with the b products
+    that row's entries use (recomputed by each row's owner: the same products, the same bits)."""
+    body = s.code.strip()[1:-1]
+    parts = [p.strip() for p in body.split(';') if p.strip()]
+    bdef, assigns = {}, []
+    for p in parts:
+        m = re.match(r'const T (b\d+) = (.*)$', p)
+        if m:
+            bdef[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r'G\((\d+)\) = (.*)$', p)
+        assigns.append((int(m.group(1)), m.group(2)))
+    byrow = collections.defaultdict(list)
+    for e, ex in assigns:
+        byrow[irow[e]].append((e, ex))
+    out = []
+    for r, lst in byrow.items():
+        used = sorted({b for _, ex in lst for b in re.findall(r'\bb\d+\b', ex)}, key=lambda b: int(b[1:]))
+        reads = []
+        for b in used:
+            for a, i in TOKR.findall(bdef[b]):
+                reads.append(('r', int(i)) if a == 'R' else ('v', int(i)))
+        code = '{ ' + ' '.join(f'const T {b} = {bdef[b]};' for b in used) + ' ' + \
+               ' '.join(f'G({e}) = {ex};' for e, ex in lst) + ' }'
+        out.append(St([('g', e) for e, _ in lst], reads, code))
+    return out
+
+
 def main():
     P, out = int(sys.argv[1]), sys.argv[2]
-    st = step()
+    irow = M.lu_rows()
+    st0 = step()
+    st = []
+    for s in st0:
+        if s.code.startswith('{ const T b') or (s.code.startswith('{ G(') and len(s.writes) > 1):
+            st += split_jac(s, irow)
+        else:
+            st.append(s)
     lv = levels(st)
     L = max(lv) + 1
+    rows = [row_of(s, irow) if not any(w[0] == 'v' and species_of(w[1]) is None for w in s.writes) else None for s in st]
     cost = [len(s.reads) for s in st]
+    rc = collections.Counter()
+    for r, c in zip(rows, cost):
+        if r is not None:
+            rc[r] += c
+    owner, tot = {}, [0] * P
+    for r, c in rc.most_common():
+        owner[r] = tot.index(min(tot)); tot[owner[r]] += c
     by = collections.defaultdict(list)
     for i, l in enumerate(lv):
         by[l].append(i)
-    # Each level's statements, most operand loads first, to the warp least loaded in the level
-    # (ties: the least loaded over the step).
-    total, split, busiest = [0] * P, {}, 0
+    warp_of, total = {}, list(tot)
     for l in range(L):
-        load, warps = [0] * P, [[] for _ in range(P)]
-        for i in sorted(by[l], key=lambda i: -cost[i]):
+        load = [0] * P
+        for i in by[l]:
+            if rows[i] is not None:
+                warp_of[i] = owner[rows[i]]; load[warp_of[i]] += cost[i]
+        for i in sorted((i for i in by[l] if rows[i] is None), key=lambda i: -cost[i]):
             w = min(range(P), key=lambda k: (load[k], total[k]))
-            warps[w].append(st[i].code)
-            load[w] += cost[i]
-            total[w] += cost[i]
-        split[l] = warps
-        busiest += max(load)
-    args = 'T* __restrict__ g, T* __restrict__ x, const T* __restrict__ r, T* __restrict__ gv'
+            warp_of[i] = w; load[w] += cost[i]; total[w] += cost[i]
+    REG = lambda v: v[0] in ('g', 'x')
+    own = lambda v: owner[irow[v[1]] if v[0] == 'g' else v[1]]
+    order = sorted(range(len(st)), key=lambda i: (lv[i], i))
+    events = collections.defaultdict(list)
+    for i in order:
+        for r in st[i].reads:
+            if REG(r):
+                events[r].append((lv[i], 0, i, warp_of[i]))
+        for w in st[i].writes:
+            if REG(w):
+                events[w].append((lv[i], 1, i, warp_of[i]))
+    publish = collections.defaultdict(set)  # statement -> elements to store after it
+    for v, ev in events.items():
+        ev.sort()
+        last = None
+        for l, kind, i, w in ev:
+            if kind == 1:
+                assert w == own(v), (st[i].code, v)
+                last = i
+            elif w != own(v) and last is not None:
+                publish[last].add(v)
+    nm = lambda v: f'r{v[0]}{v[1]}'
+    args = 'T* g, T* x, const T* r, T* gv'
     scal = 'double ghinv, double hc1, double hc20, double hc21'
-    lines = [f'// GENERATED by tools/split_proto/gen_step.py {" ".join(sys.argv[1:])}: {len(st)} statements in {L} levels',
-             '#pragma once', f'#define SPLIT_P {P}', f'#define SPLIT_LEVELS {L}', f'#define SPLIT_NGV {NGV}'] + \
+    lines = [f'// GENERATED by tools/split_proto/gen_step.py {P}: {len(st)} statements in {L} levels, the rows of the',
+             f'// matrix and vector over {P} warps, each warp\'s in its registers', '#pragma once',
+             f'#define SPLIT_P {P}', f'#define SPLIT_LEVELS {L}', f'#define SPLIT_NGV {NGV}'] + \
             [f'#define SPLIT_OFF_{n.upper()} {OFF[n]}' for n, _ in VECS] + \
             ['#define ROS_M0 0.1E+01', '#define ROS_M1 0.61697947043828245592553615689730E+01',
              '#define ROS_M2 -0.42772256543218573326238373806514E+00', '#define ROS_E0 0.5E+00',
@@ -232,26 +323,44 @@ def main():
              '#define ATOL 1.0E-3', '#define RTOL 1.0E-3',
              '#define G(e) g[(e) * 32 + lane]', '#define X(i) x[(i) * 32 + lane]', '#define R(j) r[(j) * 32 + lane]',
              '#define V(o) gv[(o) * 32 + lane]',
-             '// The statements in program order (one thread per lane: the reference).',
-             f'template <class T> WRFGPU_HD_SPLIT void split_step_serial({args}, int lane, {scal}) {{',
-             '  (void)ghinv;'] + ['  ' + s.code for s in st] + ['}',
-             '// One level of one warp (the CPU check runs the levels in order, the warps in any order).',
-             f'template <class T> void split_step_level(int level, int warp, {args}, int lane, {scal}) {{',
-             '  switch (level) {']
-
-    def cases(warps, indent):
-        return [y for w in range(P) if warps[w]
-                for y in [f'{indent}case {w}:'] + [indent + '  ' + c for c in warps[w]] + [indent + '  break;']]
-    for l in range(L):
-        lines += [f'  case {l}: switch (warp) {{'] + cases(split[l], '    ') + ['  } break;']
-    lines += ['  }', '}', '#ifdef __CUDACC__', '// The split: a block barrier after each level.',
-              f'template <class T> __device__ __forceinline__ void split_step({args}, int warp, int lane, {scal}) {{']
-    for l in range(L):
-        lines += [f'  switch (warp) {{  // level {l}'] + cases(split[l], '    ') + ['  }', '  __syncthreads();']
-    lines += ['}', '#endif', '#undef G', '#undef X', '#undef R', '#undef V']
+             '// The statements in program order, one thread per lane: the reference.',
+             f'template <class T> WRFGPU_HD_SPLIT void split_step_serial({args}, int lane, {scal}) {{', '  (void)ghinv;'] + \
+            ['  ' + s.code for s in st0] + ['}',
+             '// The split, one thread per (warp, lane). SPLIT_BARRIER() is the includer\'s: every warp reaches',
+             '// it once per level, but from its own code, so on the device it must be the non-aligned',
+             '// barrier.sync, not __syncthreads (bar.sync, which requires one instruction for all). g and x',
+             '// carry no __restrict__: other warps write them, and with it nvcc moved loads of the published',
+             '// entries across the barriers (wrong bits, measured).',
+             f'template <class T> WRFGPU_HD_SPLIT void split_step({args}, int warp, int lane, {scal}) {{']
+    for w in range(P):
+        lines.append(f'  {"if" if w == 0 else "else if"} (warp == {w}) {{')
+        seen, touched = set(), []
+        for l in range(L):
+            for i in by[l]:
+                if warp_of[i] != w:
+                    continue
+                s = st[i]
+                for v in s.reads:
+                    if REG(v) and own(v) == w and v not in seen:
+                        seen.add(v); touched.append(v)
+                        lines.append(f'    T {nm(v)} = {"G" if v[0] == "g" else "X"}({v[1]});')
+                for v in s.writes:
+                    if REG(v) and v not in seen:
+                        seen.add(v); touched.append(v)
+                        lines.append(f'    T {nm(v)};')
+                code = TOK.sub(lambda m: nm(('g' if m.group(1) == 'G' else 'x', int(m.group(2))))
+                               if own(('g' if m.group(1) == 'G' else 'x', int(m.group(2)))) == w else m.group(0), s.code)
+                lines.append('    ' + code)
+                for v in sorted(publish.get(i, ())):
+                    lines.append(f'    {"G" if v[0] == "g" else "X"}({v[1]}) = {nm(v)};')
+            lines.append('    SPLIT_BARRIER();')
+        for v in touched:
+            lines.append(f'    {"G" if v[0] == "g" else "X"}({v[1]}) = {nm(v)};')
+        lines.append('  }')
+    lines += ['}', '#undef G', '#undef X', '#undef R', '#undef V']
     open(out, 'w').write('\n'.join(lines) + '\n')
-    print(f'P={P}: {len(st)} statements, {L} levels, the busiest warp {busiest} operand loads summed over levels, '
-          f'{max(total)} over the step (all warps {sum(total)})')
+    print(f'P={P}: {len(st)} statements, {L} levels, {sum(len(v) for v in publish.values())} stores published, '
+          f'operand loads per warp {total}')
 
 
 if __name__ == '__main__':

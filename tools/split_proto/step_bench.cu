@@ -1,7 +1,7 @@
 // step_bench.cu - prototype (measurement only, not part of the library): one whole Ros3 step of
-// RADM2SORG for 32 cells (lanes) split over the warps of a block (tools/split_proto/gen_step.py),
-// the matrix, the vector being solved and the rate constants in shared memory, the other
-// vectors in global memory (L2). Against the same statements run one thread per cell with
+// RADM2SORG for 32 cells (lanes) split over the warps of a block (tools/split_proto/gen_step.py):
+// the matrix and vector entries by rows in each warp's registers, those other warps read, and
+// the rate constants, in shared memory, the other vectors in global memory (L2). Against the same statements run one thread per cell with
 // every array in global memory (the lane kernel's way, 3 blocks of 4 warps per SM), in the
 // same run, as cell-steps per second; the split's bits against that serial code. (Lane blocks
 // beside the split on the same SMs were measured and lost: docs/radm2sorg.md, "Cells split
@@ -13,6 +13,11 @@
 #include <vector>
 #include "radm2sorg_mechanism.h"
 #define WRFGPU_HD_SPLIT __host__ __device__ __forceinline__
+#ifdef __CUDA_ARCH__
+#define SPLIT_BARRIER() asm volatile("barrier.sync 0;" ::: "memory")  // non-aligned: see gen_step.py
+#else
+#define SPLIT_BARRIER() ((void)0)
+#endif
 #include STEP_HEADER
 
 namespace kpp = wrfgpu::kpp_radm2sorg;

@@ -1,14 +1,19 @@
 // step_check.cpp - the whole step of tools/split_proto/gen_step.py on the CPU: its statements in
 // program order against the library's generated fun, jac_ghimj, kpp_decomp and kpp_solve
 // composed as gen_step.py documents (the same bits, or a statement was read wrongly), then
-// its split level by level, within a level the warps in reverse order.
+// the split run by SPLIT_P x 32 threads, one per (warp, lane), with a barrier between levels
+// (the same bits, or a published entry or a level is missing).
 // Build: see tools/split_proto/build.sh.
+#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 #include "radm2sorg_mechanism.h"
+static std::barrier<>* g_level;
 #define WRFGPU_HD_SPLIT
+#define SPLIT_BARRIER() g_level->arrive_and_wait()
 #include STEP_HEADER
 
 namespace kpp = wrfgpu::kpp_radm2sorg;
@@ -70,13 +75,19 @@ int main() {
   for (int l = 0; l < 32; ++l) split_step_serial<double>(g.data(), x.data(), r.data(), gv.data(), l, ghinv, hc1, hc20, hc21);
   const size_t d_ser = differ(g, lib_g) + differ(x, lib_x) + differ(gv, lib_gv);
   std::vector<double> pg = g0, px = x0, pgv = gv0;
-  for (int level = 0; level < SPLIT_LEVELS; ++level)
-    for (int w = SPLIT_P - 1; w >= 0; --w)
-      for (int l = 0; l < 32; ++l)
-        split_step_level<double>(level, w, pg.data(), px.data(), r.data(), pgv.data(), l, ghinv, hc1, hc20, hc21);
-  const size_t d_lev = differ(pg, lib_g) + differ(px, lib_x) + differ(pgv, lib_gv);
+  {
+    std::barrier<> level(SPLIT_P * 32);
+    g_level = &level;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < SPLIT_P * 32; ++t)
+      threads.emplace_back([&, t] {
+        split_step<double>(pg.data(), px.data(), r.data(), pgv.data(), t / 32, t % 32, ghinv, hc1, hc20, hc21);
+      });
+    for (auto& t : threads) t.join();
+  }
+  const size_t d_split = differ(pg, lib_g) + differ(px, lib_x) + differ(pgv, lib_gv);
   std::printf("P=%d, %d levels: of %zu values, the statements in order differ from the library's functions in %zu, "
-              "the split level by level in %zu (error sum %.6g)\n", SPLIT_P, SPLIT_LEVELS, g.size() + x.size() + gv.size(),
-              d_ser, d_lev, lib_gv[SPLIT_OFF_ERRSUM * 32]);
-  return d_ser || d_lev;
+              "the split run by %d threads in %zu (error sum %.6g)\n", SPLIT_P, SPLIT_LEVELS,
+              g.size() + x.size() + gv.size(), d_ser, SPLIT_P * 32, d_split, lib_gv[SPLIT_OFF_ERRSUM * 32]);
+  return d_ser || d_split;
 }
