@@ -12,7 +12,8 @@ entries of the vector being solved and its species' vector elements, and keeps i
 and vector entries in registers. An entry another warp reads (a pivot row's, a solved unknown)
 is stored to shared memory after the write that the read needs; fun's reaction rates and the
 error sum go to the least loaded warp of their level; the other vectors are in global memory
-(the L2), the rate constants in shared memory. A barrier follows each dependency level.
+(the L2), the rate constants in shared memory. A barrier separates every two accesses by
+different warps to one memory location (92 of the 124 level boundaries).
 (Measured and lost: every entry in shared memory with each level dealt over the warps, waits
 between pairs of warps, a table of operations interpreted by a loop: docs/radm2sorg.md, "Cells
 split over warps, measured".)
@@ -256,6 +257,55 @@ def split_jac(s, irow):
     return out
 
 
+def needed_barriers(st, lv, L, warp_of, own, publish):
+    """The levels after which a barrier is needed: a set that puts one between every pair of
+    conflicting accesses by different warps to one memory location (a published matrix or
+    vector entry's shared-memory slot, written by its owner's publishing stores and final
+    store; a vector element or rate in global memory), chosen greedily by the latest level each
+    pair allows (interval stabbing). Registers are private; the last level always ends with one
+    (before the final stores)."""
+    acc = collections.defaultdict(list)  # location -> [(level, 0 read | 1 write, warp)]
+    first = {}
+    for i in sorted(range(len(st)), key=lambda i: (lv[i], i)):
+        w, l = warp_of[i], lv[i]
+        for v in st[i].reads:
+            if v[0] in ('g', 'x'):
+                if own(v) != w:
+                    acc[v].append((l, 0, w))
+                elif v not in first:  # the owner's first touch loads the input from the slot
+                    first[v] = l
+                    acc[v].append((l, 0, w))
+            elif v[0] == 'v':
+                acc[v].append((l, 0, w))
+        for v in st[i].writes:
+            if v[0] in ('g', 'x'):
+                first.setdefault(v, l)
+                if v in publish.get(i, ()):
+                    acc[v].append((l, 1, w))
+            elif v[0] == 'v':
+                acc[v].append((l, 1, w))
+    spans = []
+    for v, ev in acc.items():
+        ev.sort(key=lambda t: (t[0], t[1]))
+        last_w, reads = None, []
+        for l, kind, w in ev:
+            if kind == 0:
+                if last_w and last_w[1] != w:
+                    spans.append((last_w[0], l))
+                reads.append((l, w))
+            else:
+                spans += [(lr, l) for lr, wr in reads if wr != w]
+                if last_w and last_w[1] != w:
+                    spans.append((last_w[0], l))
+                last_w, reads = (l, w), []
+    chosen = {L - 1}
+    for a, b in sorted(spans, key=lambda s: s[1]):
+        assert a < b, (a, b)
+        if not any(a <= k < b for k in chosen):
+            chosen.add(b - 1)
+    return chosen
+
+
 def main():
     P, out = int(sys.argv[1]), sys.argv[2]
     irow = M.lu_rows()
@@ -310,6 +360,7 @@ def main():
                 last = i
             elif w != own(v) and last is not None:
                 publish[last].add(v)
+    barriers = needed_barriers(st, lv, L, warp_of, own, publish)
     nm = lambda v: f'r{v[0]}{v[1]}'
     args = 'T* g, T* x, const T* r, T* gv'
     scal = 'double ghinv, double hc1, double hc20, double hc21'
@@ -353,13 +404,15 @@ def main():
                 lines.append('    ' + code)
                 for v in sorted(publish.get(i, ())):
                     lines.append(f'    {"G" if v[0] == "g" else "X"}({v[1]}) = {nm(v)};')
-            lines.append('    SPLIT_BARRIER();')
+            if l in barriers:
+                lines.append('    SPLIT_BARRIER();')
         for v in touched:
             lines.append(f'    {"G" if v[0] == "g" else "X"}({v[1]}) = {nm(v)};')
         lines.append('  }')
     lines += ['}', '#undef G', '#undef X', '#undef R', '#undef V']
     open(out, 'w').write('\n'.join(lines) + '\n')
-    print(f'P={P}: {len(st)} statements, {L} levels, {sum(len(v) for v in publish.values())} stores published, '
+    print(f'P={P}: {len(st)} statements, {L} levels, {len(barriers)} barriers, '
+          f'{sum(len(v) for v in publish.values())} stores published, '
           f'operand loads per warp {total}')
 
 

@@ -1,9 +1,12 @@
 // step_check.cpp - the whole step of tools/split_proto/gen_step.py on the CPU: its statements in
 // program order against the library's generated fun, jac_ghimj, kpp_decomp and kpp_solve
 // composed as gen_step.py documents (the same bits, or a statement was read wrongly), then
-// the split run by SPLIT_P x 32 threads, one per (warp, lane), with a barrier between levels
-// (the same bits, or a published entry or a level is missing).
+// the split run by SPLIT_P x 32 threads, one per (warp, lane), with a barrier where the split
+// has one, three ways: free-running, and with the warps taking turns between two barriers,
+// first to last and last to first, each warp running its whole stretch before the next starts
+// (the same bits each time, or a published entry or a barrier is missing).
 // Build: see tools/split_proto/build.sh.
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdio>
@@ -11,10 +14,41 @@
 #include <thread>
 #include <vector>
 #include "radm2sorg_mechanism.h"
-static std::barrier<>* g_level;
+static thread_local int t_warp;  // the split's barrier on the CPU: see Levels below
+void split_barrier_cpu(int warp);
 #define WRFGPU_HD_SPLIT
-#define SPLIT_BARRIER() g_level->arrive_and_wait()
+#define SPLIT_BARRIER() split_barrier_cpu(t_warp)
 #include STEP_HEADER
+
+// The split's barrier on the CPU. order 0: the threads run freely between barriers; 1 or -1:
+// after each barrier the warps take turns (first to last, or last to first), a warp's 32
+// threads running until its next barrier before the next warp starts.
+struct Levels {
+  std::barrier<> all{SPLIT_P * 32};
+  int order = 0;
+  std::atomic<int> turn{0}, done_in_warp[SPLIT_P] = {};
+  int position(int warp) const { return order > 0 ? warp : SPLIT_P - 1 - warp; }
+  void wait_turn(int warp) {
+    if (order) while (turn.load() != position(warp)) std::this_thread::yield();
+  }
+  void end_stretch(int warp) {  // the warp's stretch is done: the next warp's turn
+    if (order && ++done_in_warp[warp] == 32) {
+      done_in_warp[warp] = 0;
+      ++turn;
+    }
+  }
+  void barrier(int warp) {
+    end_stretch(warp);
+    all.arrive_and_wait();
+    if (order) {
+      if (warp == 0) turn.store(0);  // everyone has arrived: a new round of turns
+      all.arrive_and_wait();
+      wait_turn(warp);
+    }
+  }
+};
+static Levels* g_levels;
+void split_barrier_cpu(int warp) { g_levels->barrier(warp); }
 
 namespace kpp = wrfgpu::kpp_radm2sorg;
 constexpr int NNZ = kpp::LU_NONZERO, NV = kpp::NVAR, NR = kpp::NREACT;
@@ -74,20 +108,26 @@ int main() {
   };
   for (int l = 0; l < 32; ++l) split_step_serial<double>(g.data(), x.data(), r.data(), gv.data(), l, ghinv, hc1, hc20, hc21);
   const size_t d_ser = differ(g, lib_g) + differ(x, lib_x) + differ(gv, lib_gv);
-  std::vector<double> pg = g0, px = x0, pgv = gv0;
-  {
-    std::barrier<> level(SPLIT_P * 32);
-    g_level = &level;
+  size_t d_split[3];
+  for (int order = 0; order < 3; ++order) {
+    std::vector<double> pg = g0, px = x0, pgv = gv0;
+    Levels levels;
+    levels.order = order == 0 ? 0 : order == 1 ? 1 : -1;
+    g_levels = &levels;
     std::vector<std::thread> threads;
     for (int t = 0; t < SPLIT_P * 32; ++t)
       threads.emplace_back([&, t] {
+        t_warp = t / 32;
+        levels.wait_turn(t_warp);
         split_step<double>(pg.data(), px.data(), r.data(), pgv.data(), t / 32, t % 32, ghinv, hc1, hc20, hc21);
+        levels.end_stretch(t_warp);
       });
     for (auto& t : threads) t.join();
+    d_split[order] = differ(pg, lib_g) + differ(px, lib_x) + differ(pgv, lib_gv);
   }
-  const size_t d_split = differ(pg, lib_g) + differ(px, lib_x) + differ(pgv, lib_gv);
   std::printf("P=%d, %d levels: of %zu values, the statements in order differ from the library's functions in %zu, "
-              "the split run by %d threads in %zu (error sum %.6g)\n", SPLIT_P, SPLIT_LEVELS,
-              g.size() + x.size() + gv.size(), d_ser, SPLIT_P * 32, d_split, lib_gv[SPLIT_OFF_ERRSUM * 32]);
-  return d_ser || d_split;
+              "the split run by %d threads in %zu, with the warps taking turns in %zu and in reverse in %zu "
+              "(error sum %.6g)\n", SPLIT_P, SPLIT_LEVELS, g.size() + x.size() + gv.size(), d_ser, SPLIT_P * 32,
+              d_split[0], d_split[1], d_split[2], lib_gv[SPLIT_OFF_ERRSUM * 32]);
+  return d_ser || d_split[0] || d_split[1] || d_split[2];
 }
