@@ -3,8 +3,8 @@
 P warps, as tools/radm2sorg_step_model.py builds it: fun(Y) -> Fcn0, jac_ghimj, kpp_decomp, the
 three stages (K0 = Fcn0; Ynew = Y + K0, fun(Ynew) -> Fcn; K1 = Fcn + HC*K0; K2 = Fcn + HC*K0
 + HC*K1; each solved in place), the new solution and the error terms, summed in species order.
-Every statement is the generated code's (fun's rates and sums, jac_ghimj's columns, the
-decomposition and solve written in place), so the split gives the serial code's bits.
+Every statement is the generated code's (fun's rates and sums, jac_ghimj's columns by rows,
+the decomposition and solve written in place), so the split gives the serial code's bits.
 
 The split: each matrix row (species) belongs to one warp, dealt longest first by operand loads;
 a warp computes its rows' matrix entries (jac_ghimj by rows), their decomposition updates, its
@@ -86,34 +86,35 @@ def fun(vin, out):
     return st
 
 
-def jac():
-    """jac_ghimj's columns, each one statement (its b temporaries are the column's own)."""
-    body = M.CODE['jac']
+def jac(irow):
+    """jac_ghimj, each column's entries as one statement per matrix row (the row's owner
+    computes them), with the column's b products that row's entries use: a product taken by
+    several rows is recomputed by each, the same product, the same bits."""
     st = []
-    for block in body.split('WRFGPU_KPP_FENCE();'):
+    for block in M.CODE['jac'].split('WRFGPU_KPP_FENCE();'):
         block = re.sub(r'//[^\n]*', '', block).replace('{', ' ').replace('}', ' ')
-        parts = [p.strip() for p in block.split(';') if p.strip() and not p.strip().startswith('(void)')]
-        if not parts:
-            continue
-        reads, writes, code = [], [], []
+        parts = [' '.join(p.split()) for p in block.split(';') if p.strip() and not p.strip().startswith('(void)')]
+        bdef, byrow = {}, collections.defaultdict(list)  # b -> (code, reads); row -> [(entry, code)]
         for p in parts:
-            p = ' '.join(p.split())
             m = re.match(r'const T (b\d+) = (.*)$', p)
             if m:
-                code.append(f'const T {m.group(1)} = {translate(m.group(2), "y", reads)};')
+                reads = []
+                bdef[m.group(1)] = (translate(m.group(2), 'y', reads), reads)
                 continue
             m = re.match(r'jvs\[(\d+) \* s\] = (.*)$', p)
             if not m:
                 raise SystemExit('jac: ' + p)
             e = int(m.group(1))
-            writes.append(('g', e))
-            code.append(f'G({e}) = {translate(m.group(2), "y", reads)};')
-        st.append(St(writes, reads, '{ ' + ' '.join(code) + ' }'))
+            byrow[irow[e]].append((e, translate(m.group(2), 'y', [])))
+        for lst in byrow.values():
+            used = sorted({b for _, ex in lst for b in re.findall(r'\bb\d+\b', ex)}, key=lambda b: int(b[1:]))
+            code = ' '.join(['{'] + [f'const T {b} = {bdef[b][0]};' for b in used] +
+                            [f'G({e}) = {ex};' for e, ex in lst] + ['}'])
+            st.append(St([('g', e) for e, _ in lst], [r for b in used for r in bdef[b][1]], code))
     return st
 
 
 ACC_LU = re.compile(r'\b(jvs|x)\[(\d+) \* s\]')
-TOKR = re.compile(r'\b(R|V)\((\d+)\)')
 TOK = re.compile(r'\b([GX])\((\d+)\)')
 
 
@@ -158,13 +159,12 @@ def lu_statements():
     return out
 
 
-def decomp_solve(which):
-    out = []
+def decomp_solve():
+    """kpp_decomp's statements and kpp_solve's, apart."""
+    dec, sol = [], []
     for (w, reads, code) in lu_statements():
-        if (which == 'dec') != (w[0] == 'g'):
-            continue
-        out.append(St([w], list(reads), code))
-    return out
+        (dec if w[0] == 'g' else sol).append(St([w], list(reads), code))
+    return dec, sol
 
 
 def per_species(fmt, writes, reads):
@@ -172,10 +172,10 @@ def per_species(fmt, writes, reads):
             for i in range(NV)]
 
 
-def step():
-    st = fun('y', 'fcn0') + jac() + decomp_solve('dec')
+def step(irow):
+    dec, solve = decomp_solve()
+    st = fun('y', 'fcn0') + jac(irow) + dec
     X, V = (lambda i: ('x', i)), (lambda n: lambda i: vec(n, i))
-    solve = decomp_solve('sol')
     st += per_species('X({i}) = V({fcn0});', [X], [V('fcn0')]) + solve
     st += per_species('V({k0}) = X({i});', [V('k0')], [X])
     st += per_species('V({ynew}) = V({y}) + (T)1.0 * V({k0});', [V('ynew')], [V('y'), V('k0')])
@@ -226,35 +226,6 @@ def row_of(st, irow):
         rows.add(irow[w[1]] if w[0] == 'g' else w[1] if w[0] == 'x' else species_of(w[1]))
     assert len(rows) == 1, (st.code, rows)
     return rows.pop()
-
-
-def split_jac(s, irow):
-    """A jac_ghimj column as one statement per matrix row it writes, each with the b products
-    that row's entries use (recomputed by each row's owner: the same products, the same bits)."""
-    body = s.code.strip()[1:-1]
-    parts = [p.strip() for p in body.split(';') if p.strip()]
-    bdef, assigns = {}, []
-    for p in parts:
-        m = re.match(r'const T (b\d+) = (.*)$', p)
-        if m:
-            bdef[m.group(1)] = m.group(2)
-            continue
-        m = re.match(r'G\((\d+)\) = (.*)$', p)
-        assigns.append((int(m.group(1)), m.group(2)))
-    byrow = collections.defaultdict(list)
-    for e, ex in assigns:
-        byrow[irow[e]].append((e, ex))
-    out = []
-    for r, lst in byrow.items():
-        used = sorted({b for _, ex in lst for b in re.findall(r'\bb\d+\b', ex)}, key=lambda b: int(b[1:]))
-        reads = []
-        for b in used:
-            for a, i in TOKR.findall(bdef[b]):
-                reads.append(('r', int(i)) if a == 'R' else ('v', int(i)))
-        code = '{ ' + ' '.join(f'const T {b} = {bdef[b]};' for b in used) + ' ' + \
-               ' '.join(f'G({e}) = {ex};' for e, ex in lst) + ' }'
-        out.append(St([('g', e) for e, _ in lst], reads, code))
-    return out
 
 
 def needed_barriers(st, lv, L, warp_of, own, publish):
@@ -309,13 +280,7 @@ def needed_barriers(st, lv, L, warp_of, own, publish):
 def main():
     P, out = int(sys.argv[1]), sys.argv[2]
     irow = M.lu_rows()
-    st0 = step()
-    st = []
-    for s in st0:
-        if s.code.startswith('{ const T b') or (s.code.startswith('{ G(') and len(s.writes) > 1):
-            st += split_jac(s, irow)
-        else:
-            st.append(s)
+    st = step(irow)
     lv = levels(st)
     L = max(lv) + 1
     rows = [row_of(s, irow) if not any(w[0] == 'v' and species_of(w[1]) is None for w in s.writes) else None for s in st]
@@ -376,7 +341,7 @@ def main():
              '#define V(o) gv[(o) * 32 + lane]',
              '// The statements in program order, one thread per lane: the reference.',
              f'template <class T> WRFGPU_HD_SPLIT void split_step_serial({args}, int lane, {scal}) {{', '  (void)ghinv;'] + \
-            ['  ' + s.code for s in st0] + ['}',
+            ['  ' + s.code for s in st] + ['}',
              '// The split, one thread per (warp, lane). SPLIT_BARRIER() is the includer\'s: every warp reaches',
              '// it once per level, but from its own code, so on the device it must be the non-aligned',
              '// barrier.sync, not __syncthreads (bar.sync, which requires one instruction for all). g and x',

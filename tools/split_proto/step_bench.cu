@@ -1,11 +1,11 @@
 // step_bench.cu - prototype (measurement only, not part of the library): one whole Ros3 step of
 // RADM2SORG for 32 cells (lanes) split over the warps of a block (tools/split_proto/gen_step.py):
-// the matrix and vector entries by rows in each warp's registers, those other warps read, and
-// the rate constants, in shared memory, the other vectors in global memory (L2). Against the same statements run one thread per cell with
-// every array in global memory (the lane kernel's way, 3 blocks of 4 warps per SM), in the
-// same run, as cell-steps per second; the split's bits against that serial code. (Lane blocks
-// beside the split on the same SMs were measured and lost: docs/radm2sorg.md, "Cells split
-// over warps, measured".)
+// the matrix and vector entries by rows in each warp's registers; the entries other warps read,
+// and the rate constants, in shared memory; the other vectors in global memory (L2). Against
+// the same statements run one thread per cell with every array in global memory (the lane
+// kernel's way, 3 blocks of 4 warps per SM), in the same run, as cell-steps per second; the
+// split's bits against that serial code. (Lane blocks beside the split on the same SMs were
+// measured and lost: docs/radm2sorg.md, "Cells split over warps, measured".)
 // Build: tools/split_proto/build.sh OUTDIR [P...]. Run: OUTDIR/step_bench_P [steps].
 #include <cstdio>
 #include <cstdlib>
