@@ -49,7 +49,7 @@ for t in tests/driver/*.sh tests/install/*.sh; do
   esac
 done
 # The Python tools (tools/ect, the ensemble consistency test; tools/wrf_node_bench.py,
-# tools/mps.sh and tools/split_proto): unittest, one count per test method, run with the
+# tools/mps.sh): unittest, one count per test method, run with the
 # python tools/ect/ect uses (Debian's, with numpy, scipy, netCDF4 and matplotlib).
 py=""
 for c in python3 /usr/bin/python3; do

@@ -16,6 +16,8 @@ and writes C++ headers (WRFGPU_HD, templated on the real type) that reproduce wh
   <model>_linalg.h      kpp_decomp (WRF util/write_decomp: unrolled KppDecomp) and
                         kpp_solve (KPP gen.c GenerateSolve)
   <model>_mechanism.h   struct Mechanism bundling the above for the Rosenbrock solver
+  <model>_split.h       one Ros3 step attempt for 32 cells split over the warps of a block
+                        by matrix rows (kpp_split.py; the GPU's split solver)
 
 Numerics follow the generated Fortran operation by operation: KPP keeps stoichiometric
 coefficients as C floats and prints them with %g, so the Fortran sees single-precision
@@ -32,6 +34,8 @@ import os
 import re
 import struct
 import sys
+
+import kpp_split
 
 # ----------------------------------------------------------------------------------------
 # errors and source positions
@@ -1170,7 +1174,20 @@ class Gen:
              "  (void)f;"]
         # Each A(k) computed just before the first species that needs it, and a fence after each
         # species: the compiler keeps live only the A(k) still to be used (WRFGPU_KPP_FENCE).
-        done = set()
+        for kind, i, e in self.fun_statements():
+            if kind == "a":
+                o.append("  const T a%d = %s;" % (i, e))
+            else:
+                o.append("  vdot[%d * s] = %s;  // %s" % (i, e, m.names[i]))
+                o.append("  WRFGPU_KPP_FENCE();")
+        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
+        return "\n".join(o)
+
+    def fun_statements(self):
+        """fun's statements in order: ("a", k, A(k)) just before the first species that needs
+        it, ("vdot", i, Vdot(i)) as the sum over reactions in k order."""
+        m = self.m
+        out, done = [], set()
         for i in range(m.nvar):
             terms = []
             for k in range(m.nreact):
@@ -1178,12 +1195,10 @@ class Gen:
                 if c != 0.0:
                     if k not in done:
                         done.add(k)
-                        o.append("  const T a%d = %s;" % (k, " * ".join([self.rate_factor(k)] + self.reactant_product(k))))
+                        out.append(("a", k, " * ".join([self.rate_factor(k)] + self.reactant_product(k))))
                     terms.append(self.term(c, "a%d" % k, not terms))
-            o.append("  vdot[%d * s] = %s;  // %s" % (i, "".join(terms) if terms else "T(0)", m.names[i]))
-            o.append("  WRFGPU_KPP_FENCE();")
-        o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
-        return "\n".join(o)
+            out.append(("vdot", i, "".join(terms) if terms else "T(0)"))
+        return out
 
     def jac(self):
         m = self.m
@@ -1196,8 +1211,6 @@ class Gen:
              "template <class T>",
              "WRFGPU_KPP_BIG void jac_sp(const T* v, const T* f, const T* rct, T* jvs, std::ptrdiff_t s) {",
              "  (void)v; (void)f;"]
-        bidx = self.bindex()
-        diag = set(m.lu_diag[:m.nvar])
         # ghimj: the same sums, stored negated, the diagonal shifted by ghinv
         for ghimj in (False, True):
             if ghimj:
@@ -1205,32 +1218,50 @@ class Gen:
             # Column by column: B(k,j) is used only in column j, so each b is computed right
             # before its column's entries and dies with it (a fence after each column keeps the
             # compiler from hoisting the next column's loads). Each entry is KPP's sum, in k order.
-            for j in range(m.nvar):
+            for j, bdefs, entries in self.jac_columns(ghimj):
                 o.append("  {  // column %d (%s)" % (j, m.names[j]))
-                for k in range(m.nreact):
-                    sl = m.sleft[j].get(k, 0.0)
-                    if sl != 0.0:
-                        o.append("    const T b%d = %s;  // dA(%d)/dV(%s)" % (bidx[(k, j)], " * ".join(self.bfactors(k, j, sl)), k + 1, m.names[j]))
-                for n in range(m.lu_nonzero):
-                    i = m.lu_irow[n]
-                    if m.lu_icol[n] != j:
-                        continue
-                    terms = []
-                    if m.L[i][j]:
-                        for k in range(m.nreact):
-                            c = m.snet[i].get(k, 0.0)
-                            if c != 0.0 and (k, j) in bidx:
-                                terms.append(self.term(c, "b%d" % bidx[(k, j)], not terms))
-                    e = "".join(terms) if terms else "T(0)"
-                    if ghimj:
-                        e = "-(%s)" % e
-                        if n in diag:
-                            e = "(T)((double)%s + ghinv)" % e
-                    o.append("    jvs[%d * s] = %s;  // J(%s,%s)" % (n, e, m.names[i], m.names[j]))
+                for b, k, e in bdefs:
+                    o.append("    const T %s = %s;  // dA(%d)/dV(%s)" % (b, e, k + 1, m.names[j]))
+                for n, e in entries:
+                    o.append("    jvs[%d * s] = %s;  // J(%s,%s)" % (n, e, m.names[m.lu_irow[n]], m.names[j]))
                 o.append("  }")
                 o.append("  WRFGPU_KPP_FENCE();")
         o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         return "\n".join(o)
+
+    def jac_columns(self, ghimj):
+        """The Jacobian column by column, as jac_sp (ghimj False) or jac_ghimj (True) computes
+        it: [(j, [(b, k, expr of B(k,j))], [(n, expr of entry n)])], the entries in LU order.
+        jac_ghimj stores each sum negated and adds ghinv on the diagonal."""
+        m = self.m
+        bidx = self.bindex()
+        diag = set(m.lu_diag[:m.nvar])
+        cols = []
+        for j in range(m.nvar):
+            bdefs = []
+            for k in range(m.nreact):
+                sl = m.sleft[j].get(k, 0.0)
+                if sl != 0.0:
+                    bdefs.append(("b%d" % bidx[(k, j)], k, " * ".join(self.bfactors(k, j, sl))))
+            entries = []
+            for n in range(m.lu_nonzero):
+                i = m.lu_irow[n]
+                if m.lu_icol[n] != j:
+                    continue
+                terms = []
+                if m.L[i][j]:
+                    for k in range(m.nreact):
+                        c = m.snet[i].get(k, 0.0)
+                        if c != 0.0 and (k, j) in bidx:
+                            terms.append(self.term(c, "b%d" % bidx[(k, j)], not terms))
+                e = "".join(terms) if terms else "T(0)"
+                if ghimj:
+                    e = "-(%s)" % e
+                    if n in diag:
+                        e = "(T)((double)%s + ghinv)" % e
+                entries.append((n, e))
+            cols.append((j, bdefs, entries))
+        return cols
 
     def jac_ghimj_head(self):
         return ["// jac_ghimj: the Rosenbrock matrix of ros_PrepareMatrix (rosenbrock.f90) straight from the",
@@ -1688,6 +1719,7 @@ def generate(mech_dir, model, out_dir, stats=False):
     files["linalg"] = g.linalg()
     files["team"] = g.team()
     files["mechanism"] = g.mechanism()
+    files["split"] = kpp_split.header(g)[0]
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for part, text in files.items():
