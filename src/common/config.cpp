@@ -77,9 +77,9 @@ const std::vector<Setting>& table() {
       {"WRFGPU_RADM2SORG_ORDER", C, "longest|index", 0, 0, "longest", T, "library",
        "RADM2SORG GPU: cells handed out longest first (by the previous call's step counts) or "
        "in index order"},
-      {"WRFGPU_RADM2SORG_SOLVER", C, "warp|lane", 0, 0,
-       "computed: lane for chunks of at least 1,024 cells per SM (135,168 on an H100), or 300 when the previous call's longest cell took at most twice the mean steps", T,
-       "library", "RADM2SORG GPU: a warp per cell or a lane per cell (measurement)"},
+      {"WRFGPU_RADM2SORG_SOLVER", C, "warp|lane|split", 0, 0,
+       "computed: split for Ros3 in double (WRF's); otherwise lane for chunks of at least 1,024 cells per SM (135,168 on an H100), or 300 when the previous call's longest cell took at most twice the mean steps", T,
+       "library", "RADM2SORG GPU: a warp per cell, a lane per cell, or cells split over warps (measurement)"},
       {"WRFGPU_RADM2SORG_VERBOSE", F, "", 0, 0, "0", T, "library",
        "1: RADM2SORG GPU prints its launch shape"},
       // --- for tests and captures -----------------------------------------------------------

@@ -281,10 +281,10 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     const DenseIO dense(state, met, vdrog3, ncell);
     const CallCheck call_check(ncell, src, opt);
     const CellIO& cio = io ? *io : dense;
-    // WRFGPU_RADM2SORG_SOLVER=warp|lane (measurement) overrides Options::gpu_solver
+    // WRFGPU_RADM2SORG_SOLVER=warp|lane|split (measurement) overrides Options::gpu_solver
     GpuSolver solver = opt.gpu_solver;
     if (const auto v = config::choice("WRFGPU_RADM2SORG_SOLVER"))
-      solver = *v == "lane" ? GpuSolver::Lane : GpuSolver::Warp;
+      solver = *v == "lane" ? GpuSolver::Lane : *v == "split" ? GpuSolver::Split : GpuSolver::Warp;
     (opt.mode == Mode::Strict ? strict::run_gpu : fast::run_gpu)(
         co, use_float, ncell, cio, map, cells, opt.gpu_batch, solver, es, &call_check, &gt);
     s.gpu_solver = gt.solver;

@@ -23,12 +23,14 @@ enum class Precision { Double, Float };   // state/linear algebra of the Rosenbr
 // cell, its arrays in shared memory, each phase of a step split over the 32 lanes (few cells
 // fill the GPU). Lane: a lane per cell, the serial integrator of the CPU backend per lane, the
 // arrays in global memory, a finished lane taking the next cell (fewer instructions per cell,
-// for calls with many cells). Auto: the library chooses by the size of each chunk of the call
-// and the previous call's step counts (the lane kernel from 1,024 cells per SM, 135,168 cells on
-// an H100; from 300 per SM when the previous call's longest cell took at most twice its mean
-// step count: the crossovers measured, docs/radm2sorg.md).
-// The results are the same bits either way.
-enum class GpuSolver { Auto, Warp, Lane };
+// for calls with many cells). Split: 32 cells per block of 8 warps, each step attempt's
+// statements split over the warps by matrix rows, each warp's rows in its registers (Ros3 in
+// double only). Auto: the split kernel where it can run (it was the fastest at every size
+// measured); otherwise by the size of each chunk of the call and the previous call's step counts
+// (the lane kernel from 1,024 cells per SM, 135,168 cells on an H100; from 300 per SM when the
+// previous call's longest cell took at most twice its mean step count: the crossovers
+// measured, docs/radm2sorg.md). The results are the same bits either way.
+enum class GpuSolver { Auto, Warp, Lane, Split };
 
 // The GPU backend runs a warp per cell or a lane per cell (GpuSolver above), cells handed out
 // dynamically (docs/radm2sorg.md section 2).
@@ -46,7 +48,7 @@ struct Options {
   // previous GPU call of this process. Only the order in which the warps take cells changes;
   // the results do not (WRFGPU_RADM2SORG_ORDER=index|longest overrides, for measurement).
   bool gpu_longest_first = true;
-  GpuSolver gpu_solver = GpuSolver::Auto;  // WRFGPU_RADM2SORG_SOLVER=warp|lane (measurement) overrides
+  GpuSolver gpu_solver = GpuSolver::Auto;  // WRFGPU_RADM2SORG_SOLVER=warp|lane|split (measurement) overrides
   std::size_t gpu_batch = 262144;  // cells per GPU chunk (device records ~1.7 KB/cell in double)
   // WRF's cell-order CO2 (CPU backend only; for validation against WRF-Chem's own output).
   // WRF's radm2sorg_interface never loads var(ind_CO2): each cell starts from the CO2 the
@@ -95,7 +97,7 @@ struct Stats {
   double gpu_h2d_ms = 0, gpu_kernel_ms = 0, gpu_d2h_ms = 0;
   // GPU: the cells were handed out longest first, by the previous call's step counts
   bool gpu_longest_first = false;
-  GpuSolver gpu_solver = GpuSolver::Auto;  // GPU: the solver that ran (Warp or Lane)
+  GpuSolver gpu_solver = GpuSolver::Auto;  // GPU: the solver that ran (Warp, Lane or Split)
 };
 
 // Dense batch: state[kNState*ncell] (ppmv/ppm, in/out, field order: chem species in KPP

@@ -292,10 +292,18 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   const kpp::TeamTables* tb = &device_team_tables();
   const TeamLayout L = team_layout(std::max(kpp::ros_coeffs(opt.ctl.method).S, 1));
   const TeamLaunch* cfg = &team_launch<T>(L);
-  // A lane per cell for chunks of many cells, or of fewer when the previous call's step counts
-  // were narrow (lane_by_size), else a warp per cell
-  const bool lane = solver == GpuSolver::Lane ||
-                    (solver == GpuSolver::Auto && lane_by_size(chunk, nsm, narrow));
+  // The split kernel wherever it can run (Ros3 in double: WRF's chemistry), faster than the other
+  // two at every size measured, 2,000 to 4.46 million cells (docs/radm2sorg.md, "The split
+  // kernel"); otherwise a lane per cell for chunks of many cells, or of fewer when the previous
+  // call's step counts were narrow (lane_by_size), else a warp per cell
+  const bool split = solver == GpuSolver::Split ||
+                     (solver == GpuSolver::Auto && split_supports(opt, sizeof(T) == sizeof(float)));
+  const bool lane = !split && (solver == GpuSolver::Lane ||
+                               (solver == GpuSolver::Auto && lane_by_size(chunk, nsm, narrow)));
+  if (split && !split_supports(opt, sizeof(T) == sizeof(float)))
+    throw InputError("radm2sorg: the split GPU solver (WRFGPU_RADM2SORG_SOLVER=split) runs Ros3 in double "
+                     "precision only; this call asks for method " + std::to_string(opt.ctl.method) +
+                     (sizeof(T) == sizeof(float) ? " in float" : ""));
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 
@@ -376,7 +384,11 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
     team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
     WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
-    if (lane) {
+    if (split) {
+      const int blocks = split_blocks(n);
+      double* ss = sl.lane_scratch.reserve(split_scratch_values(blocks));
+      launch_split(opt, n, reinterpret_cast<double*>(scr), dst, next, dord, ss, blocks, st);
+    } else if (lane) {
       const int warps = lane_warps<T>(n);
       T* ls = reinterpret_cast<T*>(sl.lane_scratch.reserve(
           (lane_scratch_values<T>(warps) * sizeof(T) + sizeof(double) - 1) / sizeof(double)));
@@ -408,7 +420,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     times->kernel_ms = t.kernel_ms;
     times->d2h_ms = t.d2h_ms;
     times->check_ms = t.check_later_ms;
-    times->solver = lane ? GpuSolver::Lane : GpuSolver::Warp;
+    times->solver = split ? GpuSolver::Split : lane ? GpuSolver::Lane : GpuSolver::Warp;
   }
 }
 

@@ -1,6 +1,6 @@
-// radm2sorg_lane.h - the lane-per-cell kernel of the GPU backend (radm2sorg_lane_gpu.cu), as
-// radm2sorg_gpu.cu's chunk pipeline launches it in place of the warp-per-cell kernel for large
-// calls. Both kernels work on the same cell records in device memory (kCellVals per cell: VAR,
+// radm2sorg_lane.h - the lane-per-cell kernel of the GPU backend (radm2sorg_lane_gpu.cu) and the
+// split kernel (radm2sorg_split_gpu.cu), as radm2sorg_gpu.cu's chunk pipeline launches them in
+// place of the warp-per-cell kernel for large calls. The kernels work on the same cell records in device memory (kCellVals per cell: VAR,
 // FIX, RCONST), written by the prologue kernel and read back by the epilogue.
 #pragma once
 #include <cstddef>
@@ -27,6 +27,19 @@ template <class T>
 void launch_lane(const CellOptions& opt, std::size_t ncell, T* cells, int* stats,
                  unsigned long long* next, const unsigned* order, T* scratch, int warps,
                  cudaStream_t st);
+
+// The split kernel (radm2sorg_split_gpu.cu): 32 cells per block of 8 warps, one block per SM,
+// each step attempt split over the warps by matrix rows. It runs Ros3 (WRF's method),
+// autonomous, in double precision only: split_supports says whether a call may use it.
+bool split_supports(const CellOptions& opt, bool use_float);
+// Blocks to launch for ncell cells (at most one per SM and per 32 cells); each needs
+// split_scratch_values(blocks) doubles of device scratch.
+int split_blocks(std::size_t ncell);
+std::size_t split_scratch_values(int blocks);
+// As launch_lane, on records of doubles.
+void launch_split(const CellOptions& opt, std::size_t ncell, double* cells, int* stats,
+                  unsigned long long* next, const unsigned* order, double* scratch, int blocks,
+                  cudaStream_t st);
 
 }  // namespace WRFGPU_MODE_NS
 }  // namespace radm2sorg

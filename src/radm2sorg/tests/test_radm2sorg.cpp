@@ -1406,6 +1406,57 @@ TEST(Radm2sorgGpu, LaneKernelSameBitsAsWarpKernel) {
   }
 }
 
+// The split kernel (cells split over warps; Ros3 in double): the warp kernel's bits, cell by
+// cell and in every statistic, in one chunk and in three, in index order and longest first; a
+// cell that fails is reported as the other kernels report it; float is refused with a message.
+TEST(Radm2sorgGpu, SplitKernelSameBitsAsWarpKernel) {
+  WRFGPU_REQUIRE_GPU();
+  const std::string pc = wrfgpu_test::data_file("radm2sorg_cold_40x15x20.nc");
+  const std::string pw = wrfgpu_test::data_file("radm2sorg_warm_40x15x20.nc");
+  ASSERT_TRUE(wrfgpu_test::data_present(pc, file_exists(pc)));
+  ASSERT_TRUE(wrfgpu_test::data_present(pw, file_exists(pw)));
+  const Case m = mixed_cells(load(pc), load(pw), 120000);
+  r2::Options o;
+  o.gpu_longest_first = false;
+  const SolverRun w = run_solver(m, r2::GpuSolver::Warp, o);
+  const SolverRun s = run_solver(m, r2::GpuSolver::Split, o);
+  EXPECT_EQ(s.s.gpu_solver, r2::GpuSolver::Split);
+  EXPECT_TRUE(s.s.failures.empty());
+  int lo = 1 << 30, hi = 0;
+  for (int v : s.s.nstp) { lo = std::min(lo, v); hi = std::max(hi, v); }
+  std::printf("[%zu mixed cells] steps per cell %d..%d; kernel: warp %.2f ms, split %.2f ms\n", m.n, lo, hi,
+              w.s.gpu_kernel_ms, s.s.gpu_kernel_ms);
+  EXPECT_GE(hi, 8 * lo) << "the batch must mix short and long integrations (refill)";
+  EXPECT_EQ(solver_differences(w, s), 0u);
+  o.gpu_batch = 50000;
+  o.gpu_longest_first = true;
+  const SolverRun s3 = run_solver(m, r2::GpuSolver::Split, o);
+  const SolverRun s3o = run_solver(m, r2::GpuSolver::Split, o);
+  EXPECT_TRUE(s3o.s.gpu_longest_first);
+  EXPECT_EQ(solver_differences(w, s3), 0u) << "3 chunks";
+  EXPECT_EQ(solver_differences(w, s3o), 0u) << "3 chunks, longest first";
+
+  const Case f = first_cells(m, 4000);
+  r2::Options of;
+  of.max_no_steps = 10;
+  of.throw_on_failure = false;
+  const SolverRun sf = run_solver(f, r2::GpuSolver::Split, of);
+  const SolverRun wf = run_solver(f, r2::GpuSolver::Warp, of);
+  EXPECT_GT(sf.s.failures.size(), f.n / 4);
+  EXPECT_LT(sf.s.failures.size(), f.n);
+  for (const auto& x : sf.s.failures) EXPECT_EQ(x.status, -6);
+  EXPECT_EQ(solver_differences(wf, sf), 0u) << "max_no_steps 10";
+
+  r2::Options ofl;
+  ofl.precision = r2::Precision::Float;
+  try {
+    run_solver(f, r2::GpuSolver::Split, ofl);
+    FAIL() << "no exception";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("double precision only"), std::string::npos) << e.what();
+  }
+}
+
 // Every Rosenbrock method of KPP (WRF uses Ros3) through the lane kernel: the warp kernel's bits.
 TEST(Radm2sorgGpu, LaneKernelEveryMethod) {
   WRFGPU_REQUIRE_GPU();
