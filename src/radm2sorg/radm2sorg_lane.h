@@ -15,6 +15,26 @@ constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // a cell's r
 
 // Warps to launch for ncell cells: as many as are resident at once on the device, at most one
 // per 64 cells (at least two cells per lane). Each needs lane_scratch_values(warps) values of T of device scratch.
+// One round of the refill of the lane and split kernels, for a whole warp: the lanes that
+// want a cell take the next positions of the call's counter, one atomicAdd for all of them.
+// Returns false when no lane wants one; else sets `more` (the counter has positions left, the
+// same in every lane) and this lane's position k in the hand-out order (>= ncell: none, or it
+// did not want one).
+__device__ __forceinline__ bool take_positions(bool wants, unsigned long long* next, std::size_t ncell,
+                                               bool& more, unsigned long long& k) {
+  const unsigned full = 0xffffffffu;
+  const unsigned need = __ballot_sync(full, wants);
+  if (need == 0) return false;
+  const int lane = (int)(threadIdx.x & 31u);
+  const int leader = __ffs(need) - 1;
+  unsigned long long first = 0;
+  if (lane == leader) first = atomicAdd(next, (unsigned long long)__popc(need));
+  first = __shfl_sync(full, first, leader);
+  more = first + __popc(need) < ncell;
+  k = wants ? first + __popc(need & ((1u << lane) - 1u)) : (unsigned long long)ncell;
+  return true;
+}
+
 template <class T>
 int lane_warps(std::size_t ncell);
 template <class T>

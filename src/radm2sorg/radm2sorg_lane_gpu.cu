@@ -101,15 +101,8 @@ __global__ void __launch_bounds__(kLaneThreads, 3)
   for (;;) {
     // Lanes without a cell take the next ones, one atomic per warp for all of them.
     while (more) {
-      const unsigned need = __ballot_sync(full, cell == ncell);
-      if (need == 0) break;
-      const int leader = __ffs(need) - 1;
-      unsigned long long first = 0;
-      if (lane == leader) first = atomicAdd(next, (unsigned long long)__popc(need));
-      first = __shfl_sync(full, first, leader);
-      more = first + __popc(need) < ncell;
-      if (cell != ncell) continue;
-      const unsigned long long k = first + __popc(need & ((1u << lane) - 1u));
+      unsigned long long k;
+      if (!take_positions(cell == ncell, next, ncell, more, k)) break;
       if (k >= ncell) continue;
       const std::size_t c = order ? order[k] : k;  // longest expected first
       const T* b = cells + c * kCellVals;

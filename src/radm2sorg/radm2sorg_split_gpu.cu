@@ -104,15 +104,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (warp == 0) {
       int fresh = 0;
       while (more) {
-        const unsigned need = __ballot_sync(full, cell == kNone);
-        if (need == 0) break;
-        const int leader = __ffs(need) - 1;
-        unsigned long long first = 0;
-        if (lane == leader) first = atomicAdd(next, (unsigned long long)__popc(need));
-        first = __shfl_sync(full, first, leader);
-        more = first + __popc(need) < ncell;
-        if (cell != kNone) continue;
-        const unsigned long long k = first + __popc(need & ((1u << lane) - 1u));
+        unsigned long long k;
+        if (!take_positions(cell == kNone, next, ncell, more, k)) break;
         if (k >= ncell) continue;
         const std::size_t c = order ? order[k] : k;  // longest expected first
         kpp::RosLane L;
