@@ -1,11 +1,12 @@
-// radm2sorg_split_gpu.cu - CUDA backend, cells split over warps, for large calls in double
-// precision with WRF's Ros3 (docs/radm2sorg.md, "The split kernel"). A block of 8 warps holds
-// 32 cells, lane l of every warp working on the block's cell l, one block per SM. Each pass of
-// the kernel's loop is one step attempt (kpp_rosenbrock.h ros_attempt) for the 32 cells, its
-// straight-line statements split over the warps by matrix rows (generated/radm2sorg_split.h,
-// tools/kpp_gen/kpp_split.py): each warp keeps its rows of the matrix and of the vector being
-// solved in registers, and stores to shared memory only the entries another warp reads. The
-// vectors live in the block's global scratch, the rate constants in shared memory.
+// radm2sorg_split_gpu.cu - CUDA backend, cells split over warps: Auto's kernel for Ros3 in double
+// precision, WRF's chemistry, at every call size (docs/radm2sorg.md, "The split kernel"). A
+// block of 8 warps holds 32 cells, lane l of every warp working on the block's cell l, one
+// block per SM. Each pass of the kernel's loop is one step attempt (kpp_rosenbrock.h
+// ros_attempt) for the 32 cells, its straight-line statements split over the warps by matrix
+// rows (generated/radm2sorg_split.h, tools/kpp_gen/kpp_split.py): each warp keeps its rows of
+// the matrix and of the vector being solved in registers, and stores to shared memory only the
+// entries another warp reads. The vectors live in the block's global scratch, the rate constants
+// in shared memory.
 //
 // Around the step, warp 0 keeps the 32 cells' integrator state (kpp::RosLane, in shared memory)
 // and runs ros_attempt's bookkeeping and step-size control with the serial integrator's own
