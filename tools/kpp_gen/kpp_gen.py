@@ -1263,6 +1263,35 @@ class Gen:
             cols.append((j, bdefs, entries))
         return cols
 
+    def decomp_ops(self):
+        """kpp_decomp's operations in KppDecomp's order, as (kind, t, a, b) on JVS entries: kind 0,
+        row k's multiplier from its entry t in column j, a = -JVS(t)/JVS(a) and JVS(t) = -a (a =
+        LU_DIAG(j)); kind 1, an update of row k's entry t, JVS(t) = JVS(t) + (-JVS(a))*JVS(b) (a the
+        multiplier's entry, b = jj of row j)."""
+        m = self.m
+        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
+        ops = []
+        for k in range(m.nvar):
+            cols = {icol[kk]: kk for kk in range(crow[k], crow[k + 1])}
+            for kk in range(crow[k], diag[k]):
+                j = icol[kk]
+                ops.append((0, kk, diag[j], 0))
+                for jj in range(diag[j] + 1, crow[j + 1]):
+                    if icol[jj] not in cols:
+                        err(None, "internal: fill-in missing at (%d,%d)" % (k, icol[jj]))
+                    ops.append((1, cols[icol[jj]], kk, jj))
+        return ops
+
+    def solve_rows(self):
+        """kpp_solve row by row (KPP gen.c GenerateSolve): the forward rows with L terms, in order,
+        as (i, [(jj, column)]); then every row backwards as (i, [(jj, column)] of U, LU_DIAG(i))."""
+        m = self.m
+        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
+        fwd = [(i, [(jj, icol[jj]) for jj in range(crow[i], diag[i])]) for i in range(m.nvar) if crow[i] < diag[i]]
+        bwd = [(i, [(jj, icol[jj]) for jj in range(diag[i] + 1, crow[i + 1])], diag[i])
+               for i in range(m.nvar - 1, -1, -1)]
+        return fwd, bwd
+
     def jac_ghimj_head(self):
         return ["// jac_ghimj: the Rosenbrock matrix of ros_PrepareMatrix (rosenbrock.f90) straight from the",
                 "// Jacobian: Ghimj = -Jac0, then Ghimj(diagonal) = Ghimj(diagonal) + ghinv, where ghinv is",
@@ -1336,21 +1365,12 @@ class Gen:
         o.append("// kpp_solve: x := (LU)^-1 x (KPP gen.c GenerateSolve -> %s_KppSolve)." % m.model)
         o.append("template <class T>")
         o.append("WRFGPU_KPP_BIG void kpp_solve(const T* jvs, T* x, std::ptrdiff_t s) {")
-        for i in range(m.nvar):
-            b, e = crow[i], diag[i]
-            if b < e:
-                t = "x[%d * s]" % i
-                for jj in range(b, e):
-                    t += " - jvs[%d * s] * x[%d * s]" % (jj, icol[jj])
-                o.append("  x[%d * s] = %s;" % (i, t))
-        for i in range(m.nvar - 1, -1, -1):
-            b, e = diag[i] + 1, crow[i + 1]
-            t = "x[%d * s]" % i
-            for jj in range(b, e):
-                t += " - jvs[%d * s] * x[%d * s]" % (jj, icol[jj])
-            if b < e:
-                t = "(%s)" % t
-            o.append("  x[%d * s] = %s / jvs[%d * s];" % (i, t, diag[i]))
+        fwd, bwd = self.solve_rows()
+        for i, terms in fwd:
+            o.append("  x[%d * s] = x[%d * s]%s;" % (i, i, "".join(" - jvs[%d * s] * x[%d * s]" % t for t in terms)))
+        for i, terms, d in bwd:
+            t = "x[%d * s]%s" % (i, "".join(" - jvs[%d * s] * x[%d * s]" % t for t in terms))
+            o.append("  x[%d * s] = %s / jvs[%d * s];" % (i, "(%s)" % t if terms else t, d))
         o += ["}", "", PHYS_CLOSE, "}  // namespace %s" % self.ns, "}  // namespace wrfgpu", ""]
         # helper
         o.insert(o.index("template <class T> struct KppTiny;  // Fortran TINY(a)"),
@@ -1462,25 +1482,16 @@ class Gen:
                 ptr[l + 1] += ptr[l]
             return [ops[i] for i in order], ptr
 
-        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
-        dops = []   # kind 0: a = -JVS(t)/JVS(a); JVS(t) = -a.  kind 1: JVS(t) += (-JVS(a))*JVS(b)
-        for k in range(m.nvar):
-            cols = {icol[kk]: kk for kk in range(crow[k], crow[k + 1])}
-            for kk in range(crow[k], diag[k]):
-                j = icol[kk]
-                dops.append((0, kk, diag[j], 0, [kk, diag[j]], [kk]))
-                for jj in range(diag[j] + 1, crow[j + 1]):
-                    c = cols[icol[jj]]
-                    dops.append((1, c, kk, jj, [c, kk, jj], [c]))
+        # kind 0: a = -JVS(t)/JVS(a); JVS(t) = -a.  kind 1: JVS(t) += (-JVS(a))*JVS(b)
+        dops = [(kd, t, a, b, [t, a] if kd == 0 else [t, a, b], [t]) for kd, t, a, b in self.decomp_ops()]
         dsched, dptr = schedule(dops)
         sops = []   # kind 0: X(t) = X(t) - JVS(a)*X(b).  kind 1: X(t) = X(t) / JVS(a)
-        for i in range(m.nvar):
-            for jj in range(crow[i], diag[i]):
-                sops.append((0, i, jj, icol[jj], [i, icol[jj]], [i]))
-        for i in range(m.nvar - 1, -1, -1):
-            for jj in range(diag[i] + 1, crow[i + 1]):
-                sops.append((0, i, jj, icol[jj], [i, icol[jj]], [i]))
-            sops.append((1, i, diag[i], 0, [i], [i]))
+        fwd, bwd = self.solve_rows()
+        for i, terms in fwd:
+            sops += [(0, i, jj, c, [i, c], [i]) for jj, c in terms]
+        for i, terms, d in bwd:
+            sops += [(0, i, jj, c, [i, c], [i]) for jj, c in terms]
+            sops.append((1, i, d, 0, [i], [i]))
 
         def segments(ops, lanes=32):
             """The solve by rows: lane r % lanes runs every operation on X(r), in serial order;

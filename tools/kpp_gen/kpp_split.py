@@ -125,42 +125,30 @@ class Step:
         return st
 
     def decomp(self):
-        """kpp_decomp in place: a row's work values W live in G itself (stored and reloaded
-        exactly); a = -W(j)/JVS(diag j), W(j) = -a is G(kk) = -((-G(kk)) / G(d)); W(c) = W(c) +
-        a*JVS(jj) is G(c) = G(c) + (-G(kk)) * G(jj) (a = -G(kk) exactly)."""
-        m = self.m
-        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
+        """kpp_decomp in place (Gen.decomp_ops): a row's work values W live in G itself (stored
+        and reloaded exactly); a = -W(j)/JVS(diag j), W(j) = -a is G(kk) = -((-G(kk)) / G(d));
+        W(c) = W(c) + a*JVS(jj) is G(c) = G(c) + (-G(kk)) * G(jj) (a = -G(kk) exactly)."""
         st = []
-        for k in range(m.nvar):
-            cols = {icol[kk]: kk for kk in range(crow[k], crow[k + 1])}
-            for kk in range(crow[k], diag[k]):
-                j = icol[kk]
-                st.append(St([('g', kk)], [('g', kk), ('g', diag[j])],
-                             'G(%d) = -((-G(%d)) / G(%d));' % (kk, kk, diag[j])))
-                for jj in range(diag[j] + 1, crow[j + 1]):
-                    c = cols[icol[jj]]
-                    st.append(St([('g', c)], [('g', c), ('g', kk), ('g', jj)],
-                                 'G(%d) = G(%d) + (-G(%d)) * G(%d);' % (c, c, kk, jj)))
+        for kind, t, a, b in self.g.decomp_ops():
+            if kind == 0:
+                st.append(St([('g', t)], [('g', t), ('g', a)], 'G(%d) = -((-G(%d)) / G(%d));' % (t, t, a)))
+            else:
+                st.append(St([('g', t)], [('g', t), ('g', a), ('g', b)],
+                             'G(%d) = G(%d) + (-G(%d)) * G(%d);' % (t, t, a, b)))
         return st
 
     def solve(self):
-        """kpp_solve as the generated code writes it."""
-        m = self.m
-        crow, diag, icol = m.lu_crow, m.lu_diag, m.lu_icol
+        """kpp_solve as the generated code writes it (Gen.solve_rows)."""
+        fwd, bwd = self.g.solve_rows()
         st = []
-        for i in range(m.nvar):
-            b, e = crow[i], diag[i]
-            if b < e:
-                reads = [('x', i)] + [r for jj in range(b, e) for r in (('g', jj), ('x', icol[jj]))]
-                t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % (jj, icol[jj]) for jj in range(b, e))
-                st.append(St([('x', i)], reads, 'X(%d) = %s;' % (i, t)))
-        for i in range(m.nvar - 1, -1, -1):
-            b, e = diag[i] + 1, crow[i + 1]
-            reads = [('x', i)] + [r for jj in range(b, e) for r in (('g', jj), ('x', icol[jj]))] + [('g', diag[i])]
-            t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % (jj, icol[jj]) for jj in range(b, e))
-            if b < e:
-                t = '(%s)' % t
-            st.append(St([('x', i)], reads, 'X(%d) = %s / G(%d);' % (i, t, diag[i])))
+        for i, terms in fwd:
+            reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))]
+            t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
+            st.append(St([('x', i)], reads, 'X(%d) = %s;' % (i, t)))
+        for i, terms, d in bwd:
+            reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))] + [('g', d)]
+            t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
+            st.append(St([('x', i)], reads, 'X(%d) = %s / G(%d);' % (i, '(%s)' % t if terms else t, d)))
         return st
 
     def per_species(self, fmt, writes, reads):
