@@ -48,9 +48,9 @@ for t in tests/driver/*.sh tests/install/*.sh; do
     *) echo "FAILED: $t"; failed=$((failed + 1)) ;;
   esac
 done
-# The Python tools (tools/ect, the ensemble consistency test; tools/wrf_node_bench.py,
-# tools/mps.sh): unittest, one count per test method, run with the
-# python tools/ect/ect uses (Debian's, with numpy, scipy, netCDF4 and matplotlib).
+# The Python tools (tools/ect, the ensemble consistency test; tools/wrf_node_bench.py and
+# tools/mps.sh): unittest, one count per test method, run with the python tools/ect/ect uses
+# (Debian's, with numpy, scipy, netCDF4 and matplotlib).
 py=""
 for c in python3 /usr/bin/python3; do
   command -v "$c" >/dev/null 2>&1 && "$c" -c 'import numpy, scipy, netCDF4, matplotlib' 2>/dev/null && { py=$c; break; }

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <dirent.h>
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 #include "device.h"
@@ -46,6 +48,26 @@ inline ::testing::AssertionResult data_present(const std::string& what, bool pre
          << what << " not found in " << data_dir()
          << " (committed test data: run from the repository root or set WRFGPU_TEST_DATA)";
 }
+
+// A reusable barrier of n threads (C++17 has no std::barrier): the CPU tests run a GPU kernel's
+// block as threads, one per GPU thread, and put this where the kernel synchronises.
+struct Barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  int n, waiting = 0, generation = 0;
+  explicit Barrier(int size) : n(size) {}
+  void wait() {
+    std::unique_lock<std::mutex> l(m);
+    const int g = generation;
+    if (++waiting == n) {
+      waiting = 0;
+      ++generation;
+      cv.notify_all();
+    } else {
+      cv.wait(l, [&] { return generation != g; });
+    }
+  }
+};
 
 }  // namespace wrfgpu_test
 

@@ -27,7 +27,6 @@
 namespace wrfgpu {
 namespace kpp {
 
-
 // A lane's scalars for one Ros3 attempt, as ros_attempt computes them from its H (the names
 // of rosenbrock.f90): ghinv = 1/(direction*H*Gamma(1)); A(1), the stage-2 increment's weight;
 // HC(j) = C(j)/(direction*H), hc10 for stage 2, hc20 and hc21 for stage 3; M(1:3) and E(1:3)

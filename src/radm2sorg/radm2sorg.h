@@ -32,7 +32,8 @@ enum class Precision { Double, Float };   // state/linear algebra of the Rosenbr
 // measured, docs/radm2sorg.md). The results are the same bits either way.
 enum class GpuSolver { Auto, Warp, Lane, Split };
 
-// The GPU backend runs a warp per cell or a lane per cell (GpuSolver above), cells handed out
+// The GPU backend runs a warp per cell, a lane per cell or cells split over warps (GpuSolver
+// above), cells handed out
 // dynamically (docs/radm2sorg.md section 2).
 struct Options {
   Backend backend = Backend::Cpu;  // Both: GPU on the caller's arrays, CPU on copies, compared (both.h)

@@ -296,14 +296,14 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   // two at every size measured, 2,000 to 4.46 million cells (docs/radm2sorg.md, "The split
   // kernel"); otherwise a lane per cell for chunks of many cells, or of fewer when the previous
   // call's step counts were narrow (lane_by_size), else a warp per cell
-  const bool split = solver == GpuSolver::Split ||
-                     (solver == GpuSolver::Auto && split_supports(opt, sizeof(T) == sizeof(float)));
-  const bool lane = !split && (solver == GpuSolver::Lane ||
-                               (solver == GpuSolver::Auto && lane_by_size(chunk, nsm, narrow)));
-  if (split && !split_supports(opt, sizeof(T) == sizeof(float)))
+  const bool can_split = split_supports(opt, sizeof(T) == sizeof(float));
+  if (solver == GpuSolver::Split && !can_split)
     throw InputError("radm2sorg: the split GPU solver (WRFGPU_RADM2SORG_SOLVER=split) runs Ros3 in double "
                      "precision only; this call asks for method " + std::to_string(opt.ctl.method) +
                      (sizeof(T) == sizeof(float) ? " in float" : ""));
+  const bool split = solver == GpuSolver::Split || (solver == GpuSolver::Auto && can_split);
+  const bool lane = !split && (solver == GpuSolver::Lane ||
+                               (solver == GpuSolver::Auto && lane_by_size(chunk, nsm, narrow)));
   auto first_cell = [&](int i) { return (std::size_t)i * chunk; };
   auto cells_in = [&](int i) { return std::min(chunk, ncell - (std::size_t)i * chunk); };
 

@@ -1,7 +1,8 @@
-// radm2sorg_lane.h - the lane-per-cell kernel of the GPU backend (radm2sorg_lane_gpu.cu) and the
-// split kernel (radm2sorg_split_gpu.cu), as radm2sorg_gpu.cu's chunk pipeline launches them in
-// place of the warp-per-cell kernel for large calls. The kernels work on the same cell records in device memory (kCellVals per cell: VAR,
-// FIX, RCONST), written by the prologue kernel and read back by the epilogue.
+// radm2sorg_lane.h - the lane-per-cell kernel (radm2sorg_lane_gpu.cu) and the split kernel
+// (radm2sorg_split_gpu.cu) of the GPU backend, as radm2sorg_gpu.cu's chunk pipeline launches
+// them in place of the warp-per-cell kernel. All three work on the same cell records in device
+// memory (kCellVals per cell: VAR, FIX, RCONST), written by the prologue kernel and read back by
+// the epilogue.
 #pragma once
 #include <cstddef>
 #include <cuda_runtime.h>
@@ -13,8 +14,6 @@ namespace WRFGPU_MODE_NS {
 
 constexpr int kCellVals = mech::NVAR + mech::NFIX + mech::NREACT;  // a cell's record
 
-// Warps to launch for ncell cells: as many as are resident at once on the device, at most one
-// per 64 cells (at least two cells per lane). Each needs lane_scratch_values(warps) values of T of device scratch.
 // One round of the refill of the lane and split kernels, for a whole warp: the lanes that
 // want a cell take the next positions of the call's counter, one atomicAdd for all of them.
 // Returns false when no lane wants one; else sets `more` (the counter has positions left, the
@@ -35,6 +34,8 @@ __device__ __forceinline__ bool take_positions(bool wants, unsigned long long* n
   return true;
 }
 
+// Warps to launch for ncell cells: as many as are resident at once on the device, at most one
+// per 64 cells (at least two cells per lane). Each needs lane_scratch_values(warps) values of T of device scratch.
 template <class T>
 int lane_warps(std::size_t ncell);
 template <class T>

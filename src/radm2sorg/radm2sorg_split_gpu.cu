@@ -235,8 +235,9 @@ const SplitLaunch& split_launch() {
   int optin = 0, per_sm = 0;
   WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&c.nsm, cudaDevAttrMultiProcessorCount, dev));
   WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if ((std::size_t)optin < kSmemBytes + sizeof(SplitControl) + sizeof(kpp::RosCoeffs))
-    throw RuntimeError("radm2sorg: the split kernel needs " + std::to_string(kSmemBytes) +
+  const std::size_t need = kSmemBytes + sizeof(SplitControl) + sizeof(kpp::RosCoeffs);
+  if ((std::size_t)optin < need)
+    throw RuntimeError("radm2sorg: the split kernel needs " + std::to_string(need) +
                        " bytes of shared memory per block, this GPU gives " + std::to_string(optin));
   WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(radm2sorg_split_kernel,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes));

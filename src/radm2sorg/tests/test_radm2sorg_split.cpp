@@ -15,9 +15,7 @@
 
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -27,6 +25,7 @@ void split_barrier_cpu(int warp);
 #include "kpp_rosenbrock.h"
 #include "generated/radm2sorg_mechanism.h"
 #include "generated/radm2sorg_split.h"
+#include "test_util.h"
 
 namespace {
 
@@ -36,28 +35,7 @@ namespace sp = wrfgpu::kpp_radm2sorg::split;
 using Mech = mech::Mechanism;
 constexpr int NV = mech::NVAR, NNZ = mech::LU_NONZERO, NR = mech::NREACT, P = sp::WARPS;
 
-// A reusable barrier of n threads (C++17).
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lk(m_);
-    const long gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0;
-      ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lk, [&] { return gen_ != gen; });
-    }
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  int n_, count_ = 0;
-  long gen_ = 0;
-};
+using wrfgpu_test::Barrier;
 
 // The split's barrier on the CPU. order 0: the threads run freely between barriers; 1 or -1:
 // after each barrier the warps take turns (first to last, or last to first), a warp's 32

@@ -1,8 +1,6 @@
 // test_wsm5_processes.cpp - per-process unit tests of wsm5_physics.h (CPU, strict build of
 // the header as compiled into the test binary).
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <numeric>
 #include <random>
@@ -159,23 +157,7 @@ TEST(Wsm5Sedimentation, EmptyColumnSkipped) {
 // Here the team is made of CPU threads with a barrier, so the split and its sync points are
 // checked without a GPU: a missing sync or a level computed by the wrong member changes bits.
 namespace {
-struct Barrier {
-  std::mutex m;
-  std::condition_variable cv;
-  int n, waiting = 0, generation = 0;
-  explicit Barrier(int size) : n(size) {}
-  void wait() {
-    std::unique_lock<std::mutex> l(m);
-    const int g = generation;
-    if (++waiting == n) {
-      waiting = 0;
-      ++generation;
-      cv.notify_all();
-    } else {
-      cv.wait(l, [&] { return generation != g; });
-    }
-  }
-};
+using wrfgpu_test::Barrier;
 struct ThreadTeam {
   int r, n;
   Barrier* b;
