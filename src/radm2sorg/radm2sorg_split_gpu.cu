@@ -81,7 +81,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   double* r = pub + sp::SLOTS * 32;
   __shared__ SplitControl sh;
   __shared__ kpp::RosCoeffs coef;
-  __shared__ unsigned prog[sp::WARPS];  // each warp's last signal in the step (kpp_split.h)
   const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
   const unsigned full = 0xffffffffu;
   double* gv = scratch + (std::size_t)blockIdx.x * sp::NGV * 32;  // [value][lane]
@@ -122,7 +121,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       sh.cell[lane] = cell;
       sh.fresh[lane] = fresh;
-      if (lane < sp::WARPS) prog[lane] = 0;
       if (cell != kNone) sh.sc[lane] = split_scalars(sh.lane[lane], coef, ctl);
       const bool any = __any_sync(full, cell != kNone);
       if (lane == 0) sh.quit = !any;
@@ -150,10 +148,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     __syncthreads();
-    // The attempt, all warps.
+    // The attempt, all warps (it ends with a barrier).
     {
       const kpp::SplitScalars sc = sh.sc[lane];
-      sh.sing[warp][lane] = mech::split_step<double>(pub, r, gv, prog, warp, lane, sc);
+      sh.sing[warp][lane] = mech::split_step<double>(pub, r, gv, warp, lane, sc);
     }
     __syncthreads();
     // Warp 0: ros_attempt's bookkeeping and step-size control.

@@ -281,12 +281,11 @@ class Split:
         self.slot = {v: k for k, v in enumerate(slots)}
         self.barriers = self.needed_barriers(order)
 
-    def conflicts(self, order):
-        """Every two accesses by different warps to one location, as (level, warp) of the
-        earlier and of the later: a shared slot (the owner's publishing stores, the other
-        warps' reads) or a vector element in global memory (every access). Reads after a write
-        pair with that write, a write with the reads since the last write and with that write
-        (the pairs of earlier writes follow through it)."""
+    def needed_barriers(self, order):
+        """The levels after which a barrier stands: one between every two accesses by different
+        warps to one location (a shared slot: the owner's publishing stores, the other warps'
+        reads; a vector element in global memory: every access), each as late as its pair
+        allows; the last level always ends with one (the kernel reads the results)."""
         st, lv, warp_of = self.st, self.lv, self.warp_of
         acc = collections.defaultdict(list)  # location -> [(level, 0 read | 1 write, warp)]
         for i in order:
@@ -297,78 +296,25 @@ class Split:
             for v in st[i].writes:
                 if (v[0] in ('g', 'x') and v in self.publish.get(i, ())) or v[0] == 'v':
                     acc[v].append((l, 1, w))
-        pairs = set()
+        spans = []
         for v, ev in acc.items():
             ev.sort(key=lambda t: (t[0], t[1]))
             last_w, reads = None, []
             for l, kind, w in ev:
                 if kind == 0:
                     if last_w and last_w[1] != w:
-                        pairs.add((last_w, (l, w)))
+                        spans.append((last_w[0], l))
                     reads.append((l, w))
                 else:
-                    pairs.update(((lr, wr), (l, w)) for lr, wr in reads if wr != w)
+                    spans += [(lr, l) for lr, wr in reads if wr != w]
                     if last_w and last_w[1] != w:
-                        pairs.add((last_w, (l, w)))
+                        spans.append((last_w[0], l))
                     last_w, reads = (l, w), []
-        return pairs
-
-    def needed_barriers(self, order):
-        """The levels after which the split synchronises: at least one between the two accesses
-        of every conflicting pair, each as late as its pair allows (interval stabbing); the
-        last level always ends with one (the kernel's __syncthreads follows the step). There
-        each warp signals how far it has come, and waits only for the warps whose accesses
-        before it conflict with its own after it (self.waits, self.signals)."""
-        pairs = self.conflicts(order)
         chosen = {self.L - 1}
-        for (a, _), (b, _) in sorted(pairs, key=lambda p: p[1][0]):
+        for a, b in sorted(spans, key=lambda s: s[1]):
             assert a < b, (a, b)
             if not any(a <= k < b for k in chosen):
                 chosen.add(b - 1)
-        ends = sorted(chosen)
-        seg = [sum(1 for e in ends if e < l) for l in range(self.L)]  # a level's stretch
-        self.seg_of_level = seg
-        # warp w may start stretch j once warp p has ended stretch n - 1 (signalled n)
-        need = collections.defaultdict(dict)  # (w, j) -> {p: n}
-        for (la, wa), (lb, wb) in pairs:
-            n = seg[la] + 1
-            d = need[(wb, seg[lb])]
-            d[wa] = max(d.get(wa, 0), n)
-        # A wait is left out when what the warp already knows covers it: a warp that has seen
-        # warp q signal m also knows everything q knew when it signalled (waits are transitive).
-        waits, signals = {}, set()
-        know = [{w: 0} for w in range(self.P)]  # warp -> {warp: signal it is known to have passed}
-        snap = {}  # (p, n) -> what warp p knew when it signalled n
-        for j in range(len(ends)):
-            for w in range(self.P):
-                snap[(w, j)] = {**know[w], w: j}
-            for w in range(self.P):
-                lst = []
-                for p, n in sorted(need.get((w, j), {}).items(), key=lambda t: (-t[1], t[0])):
-                    if know[w].get(p, 0) >= n:
-                        continue
-                    lst.append((p, n))
-                    signals.add((p, n))
-                    for q, m in snap[(p, n)].items():
-                        know[w][q] = max(know[w].get(q, 0), m)
-                if lst:
-                    waits[(w, j)] = sorted(lst)
-        # Check, independently of the above: replaying the waits, every pair's later warp knows
-        # that the earlier warp has ended the earlier access's stretch.
-        seen = [[{} for _ in range(len(ends))] for _ in range(self.P)]  # [w][j]: known at stretch j's start
-        cur, at = [{} for _ in range(self.P)], {}
-        for j in range(len(ends)):
-            for w in range(self.P):
-                at[(w, j)] = {**cur[w], w: j}
-            for w in range(self.P):
-                for p, n in waits.get((w, j), ()):
-                    assert (p, n) in signals
-                    for q, m in at[(p, n)].items():
-                        cur[w][q] = max(cur[w].get(q, 0), m)
-                seen[w][j] = dict(cur[w])
-        for (la, wa), (lb, wb) in pairs:
-            assert seen[wb][seg[lb]].get(wa, 0) >= seg[la] + 1, ((la, wa), (lb, wb))
-        self.waits, self.signals = waits, signals
         return chosen
 
 
@@ -389,10 +335,8 @@ def header(g, P=WARPS):
          '#include "%s_linalg.h"' % m.model.lower(), "",
          "namespace wrfgpu {", "namespace %s {" % g.ns, "",
          "// The split step's sizes (tools/kpp_gen/kpp_split.py): %d statements in %d dependency levels," % (len(st), L),
-         "// %d stretches, %d signals and %d waits, %d publishing stores to %d shared slots; operand loads" % (
-             len(sp.barriers), len(sp.signals), sum(len(v) for v in sp.waits.values()),
-             sum(len(v) for v in sp.publish.values()), len(sp.slot)),
-         "// per warp %s." % sp.loads,
+         "// %d barriers, %d publishing stores to %d shared slots; operand loads per warp %s." % (
+             len(sp.barriers), sum(len(v) for v in sp.publish.values()), len(sp.slot), sp.loads),
          "namespace split {",
          "constexpr int WARPS = %d;  // warps per block (32 cells: one per lane)" % P,
          "constexpr int LEVELS = %d;" % L,
@@ -412,16 +356,12 @@ def header(g, P=WARPS):
     o += ['  ' + s.code for s in st]
     o += ["  return sing;", "}", "#undef G", "#undef X", "",
           "// The split: one thread per (warp, lane) of a block of split::WARPS warps. Each warp's rows",
-          "// live in its registers; S(k) is shared slot k ([slot][lane]). The step runs in stretches;",
-          "// at the end of one a warp signals the number of the next (WRFGPU_SPLIT_SIGNAL(n), when",
-          "// another warp waits for it), then waits for the warps whose accesses before conflict",
-          "// with its own after (WRFGPU_SPLIT_WAIT(p, n): until warp p has signalled n; kpp_split.h).",
-          "// prog holds each warp's last signal, 0 at the start. pub, r and gv carry no __restrict__:",
-          "// other warps write them between the waits (with it, nvcc moved loads across them). Returns",
-          "// the warp's share of kpp_decomp's singular flag.",
+          "// live in its registers; S(k) is shared slot k ([slot][lane]). Every warp reaches",
+          "// WRFGPU_SPLIT_BARRIER() as often as the others, from its own code (kpp_split.h). pub, r",
+          "// and gv carry no __restrict__: other warps write them between barriers (with it, nvcc",
+          "// moved loads across the barriers). Returns the warp's share of kpp_decomp's singular flag.",
           "template <class T>",
-          "WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, unsigned* prog, int warp, int lane,",
-          "                                const kpp::SplitScalars& c) {",
+          "WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, const kpp::SplitScalars& c) {",
           "#define S(k) pub[(k) * 32 + lane]",
           "  %s" % unpack, "  int sing = 0;"]
     for w in range(P):
@@ -443,12 +383,8 @@ def header(g, P=WARPS):
                 o.append('    ' + TOK.sub(ref, s.code))
                 for v in sorted(sp.publish.get(i, ())):
                     o.append('    S(%d) = %s;' % (sp.slot[v], nm(v)))
-            if l in sp.barriers and l != L - 1:
-                j = sp.seg_of_level[l] + 1  # the stretch that follows
-                if (w, j) in sp.signals:
-                    o.append('    WRFGPU_SPLIT_SIGNAL(%d);' % j)
-                for p, n in sp.waits.get((w, j), ()):
-                    o.append('    WRFGPU_SPLIT_WAIT(%d, %d);' % (p, n))
+            if l in sp.barriers:
+                o.append('    WRFGPU_SPLIT_BARRIER();')
     o += ["  }", "  return sing;", "}", "#undef S", "#undef R", "#undef V", "", PHYS_CLOSE,
           "}  // namespace %s" % g.ns, "}  // namespace wrfgpu", ""]
     return "\n".join(o), sp

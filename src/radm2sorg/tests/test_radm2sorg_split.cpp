@@ -1,16 +1,14 @@
 // test_radm2sorg_split.cpp - the split step (generated/radm2sorg_split.h, tools/kpp_gen/kpp_split.py)
 // on the CPU, against the serial integrator's own functions: its statements in program order, and
-// the split run by one thread per (warp, lane), with the split's signals and waits between the
-// threads of a lane, three ways: free-running (split::WARPS x 32 threads at once), and lane by
-// lane with the warps taking turns, first to last and last to first, each warp running as far
-// as its waits let it before it hands the turn on (a warp that reads too early then reads
-// before the write it needs). Every way must give the bits of kpp_rosenbrock.h's ros_attempt
-// (fun, jac_ghimj, kpp_decomp, the stages by ros_combine and kpp_solve, ros_new_solution), or a
-// statement, a published entry or a wait is missing. The GPU kernel built on it is held to the
-// CPU backend by the device tests.
+// the split run by split::WARPS x 32 threads, one per (warp, lane), with a barrier where the split
+// has one, three ways: free-running, and with the warps taking turns between two barriers, first
+// to last and last to first, each warp running its whole stretch before the next starts. Every
+// way must give the bits of kpp_rosenbrock.h's ros_attempt (fun, jac_ghimj, kpp_decomp, the
+// stages by ros_combine and kpp_solve, ros_new_solution), or a statement, a published entry or a
+// barrier is missing. The GPU kernel built on it is held to the CPU backend by the device tests.
 //
-// This file has its own copy of the physics (its own mode namespace): the split's signals and
-// waits here are the test's, which no other translation unit may share.
+// This file has its own copy of the physics (its own mode namespace): the split's barrier here
+// is the test's, which no other translation unit may share.
 #undef WRFGPU_MODE_NS
 #define WRFGPU_MODE_NS split_check
 #include <gtest/gtest.h>
@@ -21,10 +19,9 @@
 #include <thread>
 #include <vector>
 
-void split_signal_cpu(int warp, int lane, unsigned n);
-void split_wait_cpu(int p, int warp, int lane, unsigned n);
-#define WRFGPU_SPLIT_SIGNAL(n) split_signal_cpu(warp, lane, (n))
-#define WRFGPU_SPLIT_WAIT(p, n) split_wait_cpu((p), warp, lane, (n))
+static thread_local int t_warp;
+void split_barrier_cpu(int warp);
+#define WRFGPU_SPLIT_BARRIER() split_barrier_cpu(t_warp)
 #include "kpp_rosenbrock.h"
 #include "generated/radm2sorg_mechanism.h"
 #include "generated/radm2sorg_split.h"
@@ -38,46 +35,37 @@ namespace sp = wrfgpu::kpp_radm2sorg::split;
 using Mech = mech::Mechanism;
 constexpr int NV = mech::NVAR, NNZ = mech::LU_NONZERO, NR = mech::NREACT, P = sp::WARPS;
 
-// The split's signals and waits on the CPU, per lane: a lane's threads touch only that lane's
-// values. order 0: the threads run freely (a wait spins); 1 or -1: one lane at a time, its warps
-// taking turns (first to last, or last to first): a warp runs until a wait it cannot pass or
-// its end, then hands the turn to the next warp that has not ended.
-struct Progress {
-  std::atomic<unsigned> prog[P][32] = {};
+using wrfgpu_test::Barrier;
+
+// The split's barrier on the CPU. order 0: the threads run freely between barriers; 1 or -1:
+// after each barrier the warps take turns (first to last, or last to first), a warp's 32
+// threads running until its next barrier before the next warp starts.
+struct Levels {
+  Barrier all{P * 32};
   int order = 0;
-  std::atomic<int> turn{0};
-  std::atomic<bool> ended[P] = {};
-  int warp_at(int position) const { return order > 0 ? position : P - 1 - position; }
+  std::atomic<int> turn{0}, done_in_warp[P] = {};
   int position(int warp) const { return order > 0 ? warp : P - 1 - warp; }
-  void take_turn(int warp) {
-    while (turn.load() != position(warp)) std::this_thread::yield();
+  void wait_turn(int warp) {
+    if (order)
+      while (turn.load() != position(warp)) std::this_thread::yield();
   }
-  void hand_on(int warp) {
-    for (int k = 1; k <= P; ++k) {
-      const int next = (position(warp) + k) % P;
-      if (!ended[warp_at(next)].load() || k == P) {
-        turn.store(next);
-        return;
-      }
+  void end_stretch(int warp) {
+    if (order && ++done_in_warp[warp] == 32) {
+      done_in_warp[warp] = 0;
+      ++turn;
     }
   }
-  void end(int warp) {
-    ended[warp].store(true);
-    hand_on(warp);
-  }
-  void signal(int warp, int lane, unsigned n) { prog[warp][lane].store(n); }
-  void wait(int p, int warp, int lane, unsigned n) {
-    while (prog[p][lane].load() < n) {
-      if (order) {
-        hand_on(warp);
-        take_turn(warp);
-      } else {
-        std::this_thread::yield();
-      }
+  void barrier(int warp) {
+    end_stretch(warp);
+    all.wait();
+    if (order) {
+      if (warp == 0) turn.store(0);
+      all.wait();
+      wait_turn(warp);
     }
   }
 };
-Progress* g_progress = nullptr;
+Levels* g_levels = nullptr;
 
 // 32 cells: rates, Y and FIX drawn at random, each lane its own H. Lane 5 has no reactions and
 // ghinv 0: every diagonal is 0, so kpp_decomp reports row 1 singular.
@@ -160,8 +148,7 @@ std::size_t norms_differ(const std::vector<double>& gv, const Reference& ref) {
 
 }  // namespace
 
-void split_signal_cpu(int warp, int lane, unsigned n) { g_progress->signal(warp, lane, n); }
-void split_wait_cpu(int p, int warp, int lane, unsigned n) { g_progress->wait(p, warp, lane, n); }
+void split_barrier_cpu(int warp) { g_levels->barrier(warp); }
 
 TEST(Radm2sorgSplit, StatementsInOrderGiveTheSerialIntegratorsBits) {
   const Cells in;
@@ -188,30 +175,18 @@ TEST(Radm2sorgSplit, TheSplitOverWarpsGivesTheSameBitsInAnyOrder) {
   for (int order : {0, 1, -1}) {
     std::vector<double> pub(sp::SLOTS * 32, 0.0), gv = in.gv;
     int sing[P][32];
-    auto run = [&](int w, int l) {  // prog is the device's (the host macros keep their own)
-      sing[w][l] = mech::split_step<double>(pub.data(), in.r.data(), gv.data(), nullptr, w, l, in.c[l]);
-    };
-    if (order == 0) {
-      Progress pr;
-      g_progress = &pr;
-      std::vector<std::thread> threads;
-      for (int t = 0; t < P * 32; ++t) threads.emplace_back([&, t] { run(t / 32, t % 32); });
-      for (auto& t : threads) t.join();
-    } else {
-      for (int l = 0; l < 32; ++l) {
-        Progress pr;
-        pr.order = order;
-        g_progress = &pr;
-        std::vector<std::thread> threads;
-        for (int w = 0; w < P; ++w)
-          threads.emplace_back([&, w] {
-            pr.take_turn(w);
-            run(w, l);
-            pr.end(w);
-          });
-        for (auto& t : threads) t.join();
-      }
-    }
+    Levels levels;
+    levels.order = order;
+    g_levels = &levels;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < P * 32; ++t)
+      threads.emplace_back([&, t] {
+        t_warp = t / 32;
+        levels.wait_turn(t_warp);
+        sing[t / 32][t % 32] = mech::split_step<double>(pub.data(), in.r.data(), gv.data(), t / 32, t % 32, in.c[t % 32]);
+        levels.end_stretch(t_warp);
+      });
+    for (auto& t : threads) t.join();
     EXPECT_EQ(vectors_differ(gv, ref), 0u) << "order " << order;
     EXPECT_EQ(norms_differ(gv, ref), 0u) << "order " << order;
     for (int l = 0; l < 32; ++l) {
