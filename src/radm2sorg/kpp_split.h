@@ -35,5 +35,61 @@ struct SplitScalars {
   double ghinv, a10, hc10, hc20, hc21, m0, m1, m2, e0, e1, e2, atol, rtol;
 };
 
+// split_step's result, per lane: kpp_decomp's singular flag, and a division split_div could not
+// give on its fast path (the attempt is then run again with the plain division).
+constexpr int SPLIT_SINGULAR = 1, SPLIT_INEXACT = 2;
+
+// a / b in the split step. The plain division (Exact, and on the host) or, on the device, the
+// fast path of nvcc's own IEEE double division (the sequence and range tests of its inline
+// code: the reciprocal's high word from MUFU.RCP64H with the low word 1, two Newton steps, the
+// product, one correction), without its branch to the slow path: where nvcc's code would take
+// that branch (a numerator or quotient near underflow, a zero numerator, a huge or NaN divisor)
+// the lane's `inexact` is set and its result is not used; a zero numerator, which the slow path
+// would answer, is answered here. So every result used is the IEEE quotient, the bits of a / b.
+// Without the branch the step's 551 divisions no longer break its instruction stream (the step
+// is bound by instruction fetch) and nvcc interleaves them: the kernel 1.09x faster (docs/
+// radm2sorg.md, "Where the split kernel's time goes", "Divisions without their branch").
+template <bool Exact>
+WRFGPU_HD double split_div(double a, double b, bool& inexact) {
+#ifdef __CUDA_ARCH__
+  if (!Exact) {
+    double r;  // MUFU.RCP64H of b's high word, the low word 1: nvcc's start (seen in the SASS)
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(b));
+    r = __hiloint2double(__double2hiint(r), 1);
+    double e = __fma_rn(-b, r, 1.0);
+    e = __fma_rn(e, e, e);
+    r = __fma_rn(r, e, r);
+    e = __fma_rn(-b, r, 1.0);
+    r = __fma_rn(r, e, r);
+    double q = __dmul_rn(a, r);
+    const double res = __fma_rn(-b, q, a);
+    q = __fma_rn(r, res, q);
+    // nvcc's tests, on the high words read as floats: |a| >= 2^-120 and |0 * b + q| > 2^-129.
+    // Its slow path answers a zero numerator with a signed zero, the sign of a * (1/b): here
+    // a * r, when b's high word is in [2^-120, inf) (r finite and not zero).
+    unsigned ok, zero;
+    asm("{\n\t.reg .f32 t, u, v;\n\t.reg .pred p, s, z;\n\t"
+        "abs.f32 t, %2;\n\t"
+        "setp.geu.f32 p, t, 0f03800000;\n\t"
+        "fma.rn.f32 u, 0f00000000, %3, %4;\n\t"
+        "abs.f32 u, u;\n\t"
+        "setp.gt.and.f32 s, u, 0f00100000, p;\n\t"
+        "abs.f32 v, %3;\n\t"
+        "setp.ge.f32 z, v, 0f03800000;\n\t"
+        "setp.lt.and.f32 z, v, 0f7f800000, z;\n\t"
+        "selp.u32 %0, 1, 0, s;\n\t"
+        "selp.u32 %1, 1, 0, z;\n\t}"
+        : "=r"(ok), "=r"(zero)
+        : "f"(__int_as_float(__double2hiint(a))), "f"(__int_as_float(__double2hiint(b))),
+          "f"(__int_as_float(__double2hiint(q))));
+    const bool a0 = a == 0.0;
+    inexact = inexact || !(ok || (a0 && zero));
+    return a0 ? __dmul_rn(a, r) : q;
+  }
+#endif
+  (void)inexact;
+  return a / b;
+}
+
 }  // namespace kpp
 }  // namespace wrfgpu

@@ -148,10 +148,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
     __syncthreads();
-    // The attempt, all warps (it ends with a barrier).
+    // The attempt, all warps (it ends with a barrier). Divisions on their fast path only; if a
+    // lane of the block had one the fast path does not cover, the attempt again with the plain
+    // division, from the same inputs (the step does not write Y, FIX or the rate constants).
     {
       const kpp::SplitScalars sc = sh.sc[lane];
-      sh.sing[warp][lane] = mech::split_step<double>(pub, r, gv, warp, lane, sc);
+      int f = mech::split_step<double, false>(pub, r, gv, warp, lane, sc);
+      if (__syncthreads_or(f & kpp::SPLIT_INEXACT))
+        f = mech::split_step<double, true>(pub, r, gv, warp, lane, sc);
+      sh.sing[warp][lane] = f & kpp::SPLIT_SINGULAR;
     }
     __syncthreads();
     // Warp 0: ros_attempt's bookkeeping and step-size control.

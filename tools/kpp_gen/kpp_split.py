@@ -20,6 +20,11 @@ in the block's global scratch, the rate constants in shared memory (the kernel's
 separates every two accesses by different warps to one location, placed as late as each pair
 allows (interval stabbing).
 
+Divisions are written KPP_DIV(a, b): the plain division in split_step_serial, and in split_step
+kpp::split_div<Exact> (kpp_split.h), which with Exact false is the fast path of nvcc's division
+without its branch, flagging the lanes it does not cover (the kernel then runs the attempt again
+with Exact true).
+
 Singular matrices: kpp_decomp returns at the first row k whose diagonal, before row k is
 eliminated, is below TINY. Row k's diagonal is changed only by row k's own elimination, so that
 is the jac_ghimj value: the owner of row k tests it right after computing it and sets the flag
@@ -127,11 +132,12 @@ class Step:
     def decomp(self):
         """kpp_decomp in place (Gen.decomp_ops): a row's work values W live in G itself (stored
         and reloaded exactly); a = -W(j)/JVS(diag j), W(j) = -a is G(kk) = -((-G(kk)) / G(d));
+        every division is written KPP_DIV(num, den) (kpp_split.h);
         W(c) = W(c) + a*JVS(jj) is G(c) = G(c) + (-G(kk)) * G(jj) (a = -G(kk) exactly)."""
         st = []
         for kind, t, a, b in self.g.decomp_ops():
             if kind == 0:
-                st.append(St([('g', t)], [('g', t), ('g', a)], 'G(%d) = -((-G(%d)) / G(%d));' % (t, t, a)))
+                st.append(St([('g', t)], [('g', t), ('g', a)], 'G(%d) = -KPP_DIV((-G(%d)), G(%d));' % (t, t, a)))
             else:
                 st.append(St([('g', t)], [('g', t), ('g', a), ('g', b)],
                              'G(%d) = G(%d) + (-G(%d)) * G(%d);' % (t, t, a, b)))
@@ -148,7 +154,7 @@ class Step:
         for i, terms, d in bwd:
             reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))] + [('g', d)]
             t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
-            st.append(St([('x', i)], reads, 'X(%d) = %s / G(%d);' % (i, '(%s)' % t if terms else t, d)))
+            st.append(St([('x', i)], reads, 'X(%d) = KPP_DIV(%s, G(%d));' % (i, t, d)))
         return st
 
     def per_species(self, fmt, writes, reads):
@@ -181,7 +187,7 @@ class Step:
             'T yn = yi + (T)m0 * V({k0}) + (T)m1 * V({k1}) + (T)m2 * V({k2}); '
             'T ye = T(0) + (T)e0 * V({k0}) + (T)e1 * V({k1}) + (T)e2 * V({k2}); V({ynew}) = yn; '
             'const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; '
-            'const double scale = atol + rtol * ymax; const double q = (double)ye / scale; V({err}) = q * q; }}',
+            'const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V({err}) = q * q; }}',
             [V('ynew'), V('err')], [V('y'), V('k0'), V('k1'), V('k2')])
         e = self.off['err']
         st.append(St([self.vec('errsum', 0)], [self.vec('err', i) for i in range(self.m.nvar)],
@@ -352,18 +358,24 @@ def header(g, P=WARPS):
           "WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, const kpp::SplitScalars& c) {",
           "#define G(e) g[(e) * 32 + lane]",
           "#define X(i) x[(i) * 32 + lane]",
+          "#define KPP_DIV(a, b) ((a) / (b))",
           "  %s" % unpack, "  int sing = 0;"]
     o += ['  ' + s.code for s in st]
-    o += ["  return sing;", "}", "#undef G", "#undef X", "",
+    o += ["  return sing;", "}", "#undef G", "#undef X", "#undef KPP_DIV", "",
           "// The split: one thread per (warp, lane) of a block of split::WARPS warps. Each warp's rows",
           "// live in its registers; S(k) is shared slot k ([slot][lane]). Every warp reaches",
           "// WRFGPU_SPLIT_BARRIER() as often as the others, from its own code (kpp_split.h). pub, r",
           "// and gv carry no __restrict__: other warps write them between barriers (with it, nvcc",
-          "// moved loads across the barriers). Returns the warp's share of kpp_decomp's singular flag.",
-          "template <class T>",
+          "// moved loads across the barriers). Every division is kpp::split_div (kpp_split.h): with",
+          "// Exact false the division's fast path without its branch, a lane whose operands it does not",
+          "// cover setting SPLIT_INEXACT in the result, for the caller to run the attempt again with",
+          "// Exact true (the plain division). Returns the warp's share of kpp_decomp's singular flag",
+          "// (SPLIT_SINGULAR), and SPLIT_INEXACT.",
+          "template <class T, bool Exact>",
           "WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, const kpp::SplitScalars& c) {",
           "#define S(k) pub[(k) * 32 + lane]",
-          "  %s" % unpack, "  int sing = 0;"]
+          "#define KPP_DIV(a, b) ::wrfgpu::kpp::split_div<Exact>((a), (b), inexact)",
+          "  %s" % unpack, "  int sing = 0;", "  bool inexact = false;"]
     for w in range(P):
         o.append('  %s (warp == %d) {' % ('if' if w == 0 else '} else if', w))
         seen = set()
@@ -385,7 +397,8 @@ def header(g, P=WARPS):
                     o.append('    S(%d) = %s;' % (sp.slot[v], nm(v)))
             if l in sp.barriers:
                 o.append('    WRFGPU_SPLIT_BARRIER();')
-    o += ["  }", "  return sing;", "}", "#undef S", "#undef R", "#undef V", "", PHYS_CLOSE,
+    o += ["  }", "  return (sing ? kpp::SPLIT_SINGULAR : 0) | (inexact ? kpp::SPLIT_INEXACT : 0);", "}",
+          "#undef S", "#undef R", "#undef V", "#undef KPP_DIV", "", PHYS_CLOSE,
           "}  // namespace %s" % g.ns, "}  // namespace wrfgpu", ""]
     return "\n".join(o), sp
 
