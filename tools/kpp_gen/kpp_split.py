@@ -131,9 +131,9 @@ class Step:
 
     def decomp(self):
         """kpp_decomp in place (Gen.decomp_ops): a row's work values W live in G itself (stored
-        and reloaded exactly); a = -W(j)/JVS(diag j), W(j) = -a is G(kk) = -((-G(kk)) / G(d));
-        every division is written KPP_DIV(num, den) (kpp_split.h);
-        W(c) = W(c) + a*JVS(jj) is G(c) = G(c) + (-G(kk)) * G(jj) (a = -G(kk) exactly)."""
+        and reloaded exactly); a = -W(j)/JVS(diag j), W(j) = -a is G(kk) = -((-G(kk)) / G(d)),
+        written G(kk) = -KPP_DIV((-G(kk)), G(d)); W(c) = W(c) + a*JVS(jj) is
+        G(c) = G(c) + (-G(kk)) * G(jj) (a = -G(kk) exactly)."""
         st = []
         for kind, t, a, b in self.g.decomp_ops():
             if kind == 0:
