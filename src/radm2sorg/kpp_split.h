@@ -1,6 +1,6 @@
-// kpp_split.h - what the generated split step (<model>_split.h, tools/kpp_gen/kpp_split.py)
-// needs from the library: its per-lane scalars and its barrier. The split runs one Ros3 step
-// attempt (kpp_rosenbrock.h ros_attempt) for the 32 cells of a block, one cell per lane, over
+// kpp_split.h - what the generated split step (<model>_split.h, tools/kpp_gen/kpp_split.py) needs
+// from the library: its per-lane scalars, its barrier and its division. The split runs one Ros3
+// step attempt (kpp_rosenbrock.h ros_attempt) for the 32 cells of a block, one cell per lane, over
 // the block's warps by matrix rows (radm2sorg_split_gpu.cu; docs/radm2sorg.md, "The split
 // kernel").
 #pragma once
