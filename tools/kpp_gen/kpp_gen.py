@@ -1730,7 +1730,7 @@ def generate(mech_dir, model, out_dir, stats=False):
     files["linalg"] = g.linalg()
     files["team"] = g.team()
     files["mechanism"] = g.mechanism()
-    files["split"] = kpp_split.header(g)[0]
+    files["split"] = kpp_split.header(g)
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for part, text in files.items():

@@ -400,7 +400,7 @@ def header(g, P=WARPS):
     o += ["  }", "  return (sing ? kpp::SPLIT_SINGULAR : 0) | (inexact ? kpp::SPLIT_INEXACT : 0);", "}",
           "#undef S", "#undef R", "#undef V", "#undef KPP_DIV", "", PHYS_CLOSE,
           "}  // namespace %s" % g.ns, "}  // namespace wrfgpu", ""]
-    return "\n".join(o), sp
+    return "\n".join(o)
 
 
 PHYS_OPEN = "inline namespace WRFGPU_PHYS_NS {"
