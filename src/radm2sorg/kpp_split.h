@@ -49,8 +49,16 @@ constexpr int SPLIT_SINGULAR = 1, SPLIT_INEXACT = 2;
 // Without the branch the step's 551 divisions no longer break its instruction stream (the step
 // is bound by instruction fetch) and nvcc interleaves them: the kernel 1.09x faster (docs/
 // radm2sorg.md, "Where the split kernel's time goes", "Divisions without their branch").
+//
+// The part that depends on b alone, its reciprocal r, is split_rcp: the step computes it once
+// per pivot, where the pivot's final value is written, and every division by that pivot is then
+// split_div_r, three operations and two range tests (docs/radm2sorg.md, "Pivot reciprocals
+// computed once"). split_rcp sets `inexact` for a divisor whose high word is outside
+// [2^-120, inf) (there nvcc's code answers a zero numerator on its slow path, or its test of
+// 0 * b + q fails): the attempt is then run again with Exact true, so split_div_r's tests need
+// not look at b.
 template <bool Exact>
-WRFGPU_HD double split_div(double a, double b, bool& inexact) {
+WRFGPU_HD double split_rcp(double b, bool& inexact) {
 #ifdef __CUDA_ARCH__
   if (!Exact) {
     double r;  // MUFU.RCP64H of b's high word, the low word 1: nvcc's start (seen in the SASS)
@@ -61,34 +69,55 @@ WRFGPU_HD double split_div(double a, double b, bool& inexact) {
     r = __fma_rn(r, e, r);
     e = __fma_rn(-b, r, 1.0);
     r = __fma_rn(r, e, r);
-    double q = __dmul_rn(a, r);
-    const double res = __fma_rn(-b, q, a);
-    q = __fma_rn(r, res, q);
-    // nvcc's tests, on the high words read as floats: |a| >= 2^-120 and |0 * b + q| > 2^-129.
-    // Its slow path answers a zero numerator with a signed zero, the sign of a * (1/b): here
-    // a * r, when b's high word is in [2^-120, inf) (r finite and not zero).
-    unsigned ok, zero;
-    asm("{\n\t.reg .f32 t, u, v;\n\t.reg .pred p, s, z;\n\t"
-        "abs.f32 t, %2;\n\t"
-        "setp.geu.f32 p, t, 0f03800000;\n\t"
-        "fma.rn.f32 u, 0f00000000, %3, %4;\n\t"
-        "abs.f32 u, u;\n\t"
-        "setp.gt.and.f32 s, u, 0f00100000, p;\n\t"
-        "abs.f32 v, %3;\n\t"
+    unsigned in;  // b's high word, read as a float, in [2^-120, inf)
+    asm("{\n\t.reg .f32 v;\n\t.reg .pred z;\n\t"
+        "abs.f32 v, %1;\n\t"
         "setp.ge.f32 z, v, 0f03800000;\n\t"
         "setp.lt.and.f32 z, v, 0f7f800000, z;\n\t"
-        "selp.u32 %0, 1, 0, s;\n\t"
-        "selp.u32 %1, 1, 0, z;\n\t}"
-        : "=r"(ok), "=r"(zero)
-        : "f"(__int_as_float(__double2hiint(a))), "f"(__int_as_float(__double2hiint(b))),
-          "f"(__int_as_float(__double2hiint(q))));
-    const bool a0 = a == 0.0;
-    inexact = inexact || !(ok || (a0 && zero));
-    return a0 ? __dmul_rn(a, r) : q;
+        "selp.u32 %0, 1, 0, z;\n\t}"
+        : "=r"(in)
+        : "f"(__int_as_float(__double2hiint(b))));
+    inexact = inexact || !in;
+    return r;
   }
 #endif
   (void)inexact;
+  return b;  // not used: split_div_r divides
+}
+
+// a / b with r = split_rcp(b) (the same inexact flag).
+template <bool Exact>
+WRFGPU_HD double split_div_r(double a, double b, double r, bool& inexact) {
+#ifdef __CUDA_ARCH__
+  if (!Exact) {
+    double q = __dmul_rn(a, r);
+    const double res = __fma_rn(-b, q, a);
+    q = __fma_rn(r, res, q);
+    // nvcc's tests, on the high words read as floats: |a| >= 2^-120 and |0 * b + q| > 2^-129,
+    // the latter |q| > 2^-129 for the b split_rcp passes. Its slow path answers a zero
+    // numerator with a signed zero, the sign of a * (1/b): here a * r.
+    unsigned ok;
+    asm("{\n\t.reg .f32 t, u;\n\t.reg .pred p, s;\n\t"
+        "abs.f32 t, %1;\n\t"
+        "setp.geu.f32 p, t, 0f03800000;\n\t"
+        "abs.f32 u, %2;\n\t"
+        "setp.gt.and.f32 s, u, 0f00100000, p;\n\t"
+        "selp.u32 %0, 1, 0, s;\n\t}"
+        : "=r"(ok)
+        : "f"(__int_as_float(__double2hiint(a))), "f"(__int_as_float(__double2hiint(q))));
+    const bool a0 = a == 0.0;
+    inexact = inexact || !(ok || a0);
+    return a0 ? __dmul_rn(a, r) : q;
+  }
+#endif
+  (void)r;
+  (void)inexact;
   return a / b;
+}
+
+template <bool Exact>
+WRFGPU_HD double split_div(double a, double b, bool& inexact) {
+  return split_div_r<Exact>(a, b, split_rcp<Exact>(b, inexact), inexact);
 }
 
 }  // namespace kpp

@@ -23,7 +23,10 @@ allows (interval stabbing).
 Divisions are written KPP_DIV(a, b): the plain division in split_step_serial, and in split_step
 kpp::split_div<Exact> (kpp_split.h), which with Exact false is the fast path of nvcc's division
 without its branch, flagging the lanes it does not cover (the kernel then runs the attempt again
-with Exact true).
+with Exact true). A division by a pivot (the decomposition's and the backward solves') is
+KPP_DIVR(a, G(d), P(d)): P(d), the pivot's reciprocal as that division computes it
+(kpp::split_rcp), is written by the statement that writes the pivot's final value, once, and
+published with it; the division is then three operations (kpp::split_div_r).
 
 Singular matrices: kpp_decomp returns at the first row k whose diagonal, before row k is
 eliminated, is below TINY. Row k's diagonal is changed only by row k's own elimination, so that
@@ -38,7 +41,7 @@ WARPS = 8  # warps per block: 8 measured fastest (4 and 16 slower, docs/radm2sor
 
 ACC = re.compile(r'\b(rct|v|f)\[(\d+) \* s\]')
 ATMP = re.compile(r'\ba(\d+)\b')
-TOK = re.compile(r'\b([GX])\((\d+)\)')
+TOK = re.compile(r'\b([GXP])\((\d+)\)')
 
 
 class St:
@@ -137,7 +140,8 @@ class Step:
         st = []
         for kind, t, a, b in self.g.decomp_ops():
             if kind == 0:
-                st.append(St([('g', t)], [('g', t), ('g', a)], 'G(%d) = -KPP_DIV((-G(%d)), G(%d));' % (t, t, a)))
+                st.append(St([('g', t)], [('g', t), ('g', a), ('p', a)],
+                             'G(%d) = -KPP_DIVR((-G(%d)), G(%d), P(%d));' % (t, t, a, a)))
             else:
                 st.append(St([('g', t)], [('g', t), ('g', a), ('g', b)],
                              'G(%d) = G(%d) + (-G(%d)) * G(%d);' % (t, t, a, b)))
@@ -152,9 +156,9 @@ class Step:
             t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
             st.append(St([('x', i)], reads, 'X(%d) = %s;' % (i, t)))
         for i, terms, d in bwd:
-            reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))] + [('g', d)]
+            reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))] + [('g', d), ('p', d)]
             t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
-            st.append(St([('x', i)], reads, 'X(%d) = KPP_DIV(%s, G(%d));' % (i, t, d)))
+            st.append(St([('x', i)], reads, 'X(%d) = KPP_DIVR(%s, G(%d), P(%d));' % (i, t, d, d)))
         return st
 
     def per_species(self, fmt, writes, reads):
@@ -168,7 +172,17 @@ class Step:
         X = lambda i: ('x', i)
         V = lambda n: (lambda i: self.vec(n, i))
         sol = self.solve()
-        st = self.fun('y', 'fcn0') + self.jac() + self.decomp()
+        lu = self.jac() + self.decomp()
+        # each pivot's reciprocal, written with the pivot's final value (its last write)
+        last = {}
+        for k, s in enumerate(lu):
+            for w in s.writes:
+                last[w] = k
+        for d in self.m.lu_diag[:self.m.nvar]:
+            s = lu[last[('g', d)]]
+            s.writes.append(('p', d))
+            s.code += ' P(%d) = KPP_RCP(G(%d));' % (d, d)
+        st = self.fun('y', 'fcn0') + lu
         # stage 1: K0 = Fcn0 (ros_combine with no term), solved
         st += self.per_species('X({i}) = V({fcn0});', [X], [V('fcn0')]) + sol
         st += self.per_species('V({k0}) = X({i});', [V('k0')], [X])
@@ -221,8 +235,8 @@ class Split:
         irow = step.irow
         lv = self.lv = levels(st)
         L = self.L = max(lv) + 1
-        is_reg = lambda v: v[0] in ('g', 'x')
-        self.row_of_loc = lambda v: irow[v[1]] if v[0] == 'g' else v[1]
+        is_reg = lambda v: v[0] in ('g', 'x', 'p')
+        self.row_of_loc = lambda v: irow[v[1]] if v[0] in ('g', 'p') else v[1]
 
         def row_of(s):
             rows = set()
@@ -233,7 +247,7 @@ class Split:
             assert len(rows) == 1, (s.code, rows)
             return rows.pop()
         rows = [row_of(s) for s in st]
-        cost = [len(s.reads) for s in st]
+        cost = [sum(1 for r in s.reads if r[0] != 'p') for s in st]  # a reciprocal goes with its pivot
         # rows to warps longest first by operand loads (weighting divisions measured no better)
         rc = collections.Counter()
         for r, c in zip(rows, cost):
@@ -297,10 +311,10 @@ class Split:
         for i in order:
             w, l = warp_of[i], lv[i]
             for v in st[i].reads:
-                if (v[0] in ('g', 'x') and self.own(v) != w) or v[0] == 'v':
+                if (v[0] in ('g', 'x', 'p') and self.own(v) != w) or v[0] == 'v':
                     acc[v].append((l, 0, w))
             for v in st[i].writes:
-                if (v[0] in ('g', 'x') and v in self.publish.get(i, ())) or v[0] == 'v':
+                if (v[0] in ('g', 'x', 'p') and v in self.publish.get(i, ())) or v[0] == 'v':
                     acc[v].append((l, 1, w))
         spans = []
         for v, ev in acc.items():
@@ -359,9 +373,12 @@ def header(g, P=WARPS):
           "#define G(e) g[(e) * 32 + lane]",
           "#define X(i) x[(i) * 32 + lane]",
           "#define KPP_DIV(a, b) ((a) / (b))",
-          "  %s" % unpack, "  int sing = 0;"]
+          "#define KPP_DIVR(a, b, r) ((a) / (b))",
+          "#define KPP_RCP(b) (b)",
+          "#define P(e) rcp_",
+          "  %s" % unpack, "  int sing = 0;", "  T rcp_ = T(0);  // the pivots' reciprocals: not needed (KPP_DIVR divides)"]
     o += ['  ' + s.code for s in st]
-    o += ["  return sing;", "}", "#undef G", "#undef X", "#undef KPP_DIV", "",
+    o += ["  (void)rcp_;", "  return sing;", "}", "#undef G", "#undef X", "#undef P", "#undef KPP_DIV", "#undef KPP_DIVR", "#undef KPP_RCP", "",
           "// The split: one thread per (warp, lane) of a block of split::WARPS warps. Each warp's rows",
           "// live in its registers; S(k) is shared slot k ([slot][lane]). Every warp reaches",
           "// WRFGPU_SPLIT_BARRIER() as often as the others, from its own code (kpp_split.h). pub, r",
@@ -375,6 +392,8 @@ def header(g, P=WARPS):
           "WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, const kpp::SplitScalars& c) {",
           "#define S(k) pub[(k) * 32 + lane]",
           "#define KPP_DIV(a, b) ::wrfgpu::kpp::split_div<Exact>((a), (b), inexact)",
+          "#define KPP_DIVR(a, b, r) ::wrfgpu::kpp::split_div_r<Exact>((a), (b), (r), inexact)",
+          "#define KPP_RCP(b) ::wrfgpu::kpp::split_rcp<Exact>((b), inexact)",
           "  %s" % unpack, "  int sing = 0;", "  bool inexact = false;"]
     for w in range(P):
         o.append('  %s (warp == %d) {' % ('if' if w == 0 else '} else if', w))
@@ -385,12 +404,12 @@ def header(g, P=WARPS):
                     continue
                 s = st[i]
                 for v in s.writes:
-                    if v[0] in ('g', 'x') and v not in seen:
+                    if v[0] in ('g', 'x', 'p') and v not in seen:
                         seen.add(v)
                         o.append('    T %s;' % nm(v))
 
                 def ref(mt):
-                    v = ('g' if mt.group(1) == 'G' else 'x', int(mt.group(2)))
+                    v = (mt.group(1).lower(), int(mt.group(2)))
                     return nm(v) if sp.own(v) == w else 'S(%d)' % sp.slot[v]
                 o.append('    ' + TOK.sub(ref, s.code))
                 for v in sorted(sp.publish.get(i, ())):
@@ -398,7 +417,7 @@ def header(g, P=WARPS):
             if l in sp.barriers:
                 o.append('    WRFGPU_SPLIT_BARRIER();')
     o += ["  }", "  return (sing ? kpp::SPLIT_SINGULAR : 0) | (inexact ? kpp::SPLIT_INEXACT : 0);", "}",
-          "#undef S", "#undef R", "#undef V", "#undef KPP_DIV", "", PHYS_CLOSE,
+          "#undef S", "#undef R", "#undef V", "#undef KPP_DIV", "#undef KPP_DIVR", "#undef KPP_RCP", "", PHYS_CLOSE,
           "}  // namespace %s" % g.ns, "}  // namespace wrfgpu", ""]
     return "\n".join(o)
 

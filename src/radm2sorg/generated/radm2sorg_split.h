@@ -14,11 +14,11 @@ namespace wrfgpu {
 namespace kpp_radm2sorg {
 
 // The split step's sizes (tools/kpp_gen/kpp_split.py): 3778 statements in 124 dependency levels,
-// 92 barriers, 583 publishing stores to 380 shared slots; operand loads per warp [1843, 1902, 1916, 1897, 1865, 1929, 1841, 1847].
+// 92 barriers, 637 publishing stores to 434 shared slots; operand loads per warp [1843, 1902, 1916, 1897, 1865, 1929, 1841, 1847].
 namespace split {
 constexpr int WARPS = 8;  // warps per block (32 cells: one per lane)
 constexpr int LEVELS = 124;
-constexpr int SLOTS = 380;  // shared slots of published entries, 32 values each
+constexpr int SLOTS = 434;  // shared slots of published entries, 32 values each
 constexpr int NGV = 631;  // vector values per lane in the block's global scratch
 constexpr int OFF_Y = 0;
 constexpr int OFF_FIX = 59;
@@ -44,8 +44,12 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
 #define G(e) g[(e) * 32 + lane]
 #define X(i) x[(i) * 32 + lane]
 #define KPP_DIV(a, b) ((a) / (b))
+#define KPP_DIVR(a, b, r) ((a) / (b))
+#define KPP_RCP(b) (b)
+#define P(e) rcp_
   const double ghinv = c.ghinv; const double a10 = c.a10; const double hc10 = c.hc10; const double hc20 = c.hc20; const double hc21 = c.hc21; const double m0 = c.m0; const double m1 = c.m1; const double m2 = c.m2; const double e0 = c.e0; const double e1 = c.e1; const double e2 = c.e2; const double atol = c.atol; const double rtol = c.rtol;
   int sing = 0;
+  T rcp_ = T(0);  // the pivots' reciprocals: not needed (KPP_DIVR divides)
   V(462) = R(47) * V(4) * V(52);
   V(120) = V(462);
   V(515) = R(100) * V(23) * V(45);
@@ -261,80 +265,80 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   V(450) = R(35) * V(57) * V(57) * V(60);
   V(177) = V(415) + V(418) + V(421) + V(437) - V(440) - V(443) - V(449) - T(2.0f) * V(450) - V(452) + V(453) - V(491) - V(492) - V(493) - V(494) - V(495) - V(496) - V(497) - V(498) - V(499) - V(500) - V(501) - V(502) - V(503) - V(504) - V(562);
   V(178) = -V(415) + V(419) + T(0.65f) * V(420) + V(422) + V(435) - V(437) + V(440) + V(443) - V(444) + V(445) + T(2.0f) * V(450) - V(451) + T(2.0f) * V(452) - V(455) + V(456) - V(458) + V(460) + V(485) - V(487) + V(488) - V(489) + V(490) + V(491) + T(0.964f) * V(492) + T(0.92f) * V(493) + T(0.76f) * V(494) + V(495) + V(496) + V(497) + V(498) + V(499) + V(500) + V(501) + V(502) + V(503) + T(2.0f) * V(504) + V(562) - V(563) + V(568) + V(569) + T(2.0f) * V(570);
-  { G(0) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(0)) >= KppTiny<T>::value); }
-  { G(3) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(3)) >= KppTiny<T>::value); }
-  { G(9) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(9)) >= KppTiny<T>::value); }
-  { G(26) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(26)) >= KppTiny<T>::value); }
+  { G(0) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(0)) >= KppTiny<T>::value); } P(0) = KPP_RCP(G(0));
+  { G(3) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(3)) >= KppTiny<T>::value); } P(3) = KPP_RCP(G(3));
+  { G(9) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(9)) >= KppTiny<T>::value); } P(9) = KPP_RCP(G(9));
+  { G(26) = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(G(26)) >= KppTiny<T>::value); } P(26) = KPP_RCP(G(26));
   { const T b69 = R(47) * V(52); G(1) = -(b69); }
-  { const T b69 = R(47) * V(52); G(29) = (T)((double)-(-b69) + ghinv); sing = sing | !(kpp_abs_lu(G(29)) >= KppTiny<T>::value); }
+  { const T b69 = R(47) * V(52); G(29) = (T)((double)-(-b69) + ghinv); sing = sing | !(kpp_abs_lu(G(29)) >= KppTiny<T>::value); } P(29) = KPP_RCP(G(29));
   { const T b69 = R(47) * V(52); G(393) = -(b69); }
   { const T b69 = R(47) * V(52); G(464) = -(-b69); }
-  { const T b75 = R(50) * V(52); G(31) = (T)((double)-(-b75) + ghinv); sing = sing | !(kpp_abs_lu(G(31)) >= KppTiny<T>::value); }
+  { const T b75 = R(50) * V(52); G(31) = (T)((double)-(-b75) + ghinv); sing = sing | !(kpp_abs_lu(G(31)) >= KppTiny<T>::value); } P(31) = KPP_RCP(G(31));
   { const T b75 = R(50) * V(52); G(465) = -(-b75); }
   { const T b75 = R(50) * V(52); G(586) = -(b75); }
-  { const T b25 = R(23) * V(60); const T b27 = R(24) * V(59); G(33) = (T)((double)-(-b25 - b27) + ghinv); sing = sing | !(kpp_abs_lu(G(33)) >= KppTiny<T>::value); }
+  { const T b25 = R(23) * V(60); const T b27 = R(24) * V(59); G(33) = (T)((double)-(-b25 - b27) + ghinv); sing = sing | !(kpp_abs_lu(G(33)) >= KppTiny<T>::value); } P(33) = KPP_RCP(G(33));
   { const T b25 = R(23) * V(60); G(66) = -(b25); }
   { const T b27 = R(24) * V(59); G(466) = -(T(2.0f) * b27); }
-  { const T b79 = R(52) * V(52); G(35) = (T)((double)-(-b79) + ghinv); sing = sing | !(kpp_abs_lu(G(35)) >= KppTiny<T>::value); }
+  { const T b79 = R(52) * V(52); G(35) = (T)((double)-(-b79) + ghinv); sing = sing | !(kpp_abs_lu(G(35)) >= KppTiny<T>::value); } P(35) = KPP_RCP(G(35));
   { const T b79 = R(52) * V(52); G(216) = -(T(0.25f) * b79); }
   { const T b79 = R(52) * V(52); G(238) = -(b79); }
   { const T b79 = R(52) * V(52); G(467) = -(-b79); }
-  { const T b81 = R(53) * V(52); G(37) = (T)((double)-(-b81) + ghinv); sing = sing | !(kpp_abs_lu(G(37)) >= KppTiny<T>::value); }
+  { const T b81 = R(53) * V(52); G(37) = (T)((double)-(-b81) + ghinv); sing = sing | !(kpp_abs_lu(G(37)) >= KppTiny<T>::value); } P(37) = KPP_RCP(G(37));
   { const T b81 = R(53) * V(52); G(217) = -(T(0.75f) * b81); }
   { const T b81 = R(53) * V(52); G(298) = -(b81); }
   { const T b81 = R(53) * V(52); G(468) = -(-b81); }
-  { const T b89 = R(57) * V(52); G(39) = (T)((double)-(-b89) + ghinv); sing = sing | !(kpp_abs_lu(G(39)) >= KppTiny<T>::value); }
+  { const T b89 = R(57) * V(52); G(39) = (T)((double)-(-b89) + ghinv); sing = sing | !(kpp_abs_lu(G(39)) >= KppTiny<T>::value); } P(39) = KPP_RCP(G(39));
   { const T b89 = R(57) * V(52); G(79) = -(T(0.25f) * b89); }
   { const T b89 = R(57) * V(52); G(180) = -(T(0.75f) * b89); }
   { const T b89 = R(57) * V(52); G(394) = -(T(0.25f) * b89); }
   { const T b89 = R(57) * V(52); G(469) = -(-b89); }
-  { const T b91 = R(58) * V(52); G(41) = (T)((double)-(-b91) + ghinv); sing = sing | !(kpp_abs_lu(G(41)) >= KppTiny<T>::value); }
+  { const T b91 = R(58) * V(52); G(41) = (T)((double)-(-b91) + ghinv); sing = sing | !(kpp_abs_lu(G(41)) >= KppTiny<T>::value); } P(41) = KPP_RCP(G(41));
   { const T b91 = R(58) * V(52); G(80) = -(T(0.17f) * b91); }
   { const T b91 = R(58) * V(52); G(187) = -(T(0.83f) * b91); }
   { const T b91 = R(58) * V(52); G(395) = -(T(0.17f) * b91); }
   { const T b91 = R(58) * V(52); G(470) = -(-b91); }
-  { const T b124 = R(75); G(43) = (T)((double)-(-b124) + ghinv); sing = sing | !(kpp_abs_lu(G(43)) >= KppTiny<T>::value); }
+  { const T b124 = R(75); G(43) = (T)((double)-(-b124) + ghinv); sing = sing | !(kpp_abs_lu(G(43)) >= KppTiny<T>::value); } P(43) = KPP_RCP(G(43));
   { const T b124 = R(75); G(305) = -(b124); }
   { const T b124 = R(75); G(625) = -(b124); }
-  { const T b3 = R(3); G(46) = (T)((double)-(-b3) + ghinv); sing = sing | !(kpp_abs_lu(G(46)) >= KppTiny<T>::value); }
+  { const T b3 = R(3); G(46) = (T)((double)-(-b3) + ghinv); sing = sing | !(kpp_abs_lu(G(46)) >= KppTiny<T>::value); } P(46) = KPP_RCP(G(46));
   { const T b3 = R(3); G(471) = -(b3); }
   { const T b3 = R(3); G(602) = -(b3); }
-  { const T b8 = R(8); const T b43 = R(33) * V(52); G(49) = (T)((double)-(-b8 - b43) + ghinv); sing = sing | !(kpp_abs_lu(G(49)) >= KppTiny<T>::value); }
+  { const T b8 = R(8); const T b43 = R(33) * V(52); G(49) = (T)((double)-(-b8 - b43) + ghinv); sing = sing | !(kpp_abs_lu(G(49)) >= KppTiny<T>::value); } P(49) = KPP_RCP(G(49));
   { const T b43 = R(33) * V(52); G(396) = -(b43); }
   { const T b8 = R(8); const T b43 = R(33) * V(52); G(472) = -(T(2.0f) * b8 - b43); }
-  { const T b59 = R(41); const T b60 = R(42); G(52) = (T)((double)-(-b59 - b60) + ghinv); sing = sing | !(kpp_abs_lu(G(52)) >= KppTiny<T>::value); }
+  { const T b59 = R(41); const T b60 = R(42); G(52) = (T)((double)-(-b59 - b60) + ghinv); sing = sing | !(kpp_abs_lu(G(52)) >= KppTiny<T>::value); } P(52) = KPP_RCP(G(52));
   { const T b60 = R(42); G(92) = -(T(2.0f) * b60); }
   { const T b59 = R(41); G(511) = -(b59); }
   { const T b59 = R(41); G(626) = -(b59); }
-  { const T b77 = R(51) * V(52); G(55) = (T)((double)-(-b77) + ghinv); sing = sing | !(kpp_abs_lu(G(55)) >= KppTiny<T>::value); }
+  { const T b77 = R(51) * V(52); G(55) = (T)((double)-(-b77) + ghinv); sing = sing | !(kpp_abs_lu(G(55)) >= KppTiny<T>::value); } P(55) = KPP_RCP(G(55));
   { const T b77 = R(51) * V(52); G(156) = -(T(0.025f) * b77); }
   { const T b77 = R(51) * V(52); G(267) = -(T(0.009f) * b77); }
   { const T b77 = R(51) * V(52); G(343) = -(T(0.075f) * b77); }
   { const T b77 = R(51) * V(52); G(397) = -(T(0.17f) * b77); }
   { const T b77 = R(51) * V(52); G(473) = -(-b77); }
   { const T b77 = R(51) * V(52); G(569) = -(T(0.83f) * b77); }
-  { const T b73 = R(49) * V(52); G(57) = (T)((double)-(-b73) + ghinv); sing = sing | !(kpp_abs_lu(G(57)) >= KppTiny<T>::value); }
+  { const T b73 = R(49) * V(52); G(57) = (T)((double)-(-b73) + ghinv); sing = sing | !(kpp_abs_lu(G(57)) >= KppTiny<T>::value); } P(57) = KPP_RCP(G(57));
   { const T b73 = R(49) * V(52); G(435) = -(b73); }
   { const T b73 = R(49) * V(52); G(474) = -(-b73); }
-  { const T b14 = R(14); const T b111 = R(68) * V(52); G(62) = (T)((double)-(-b14 - b111) + ghinv); sing = sing | !(kpp_abs_lu(G(62)) >= KppTiny<T>::value); }
+  { const T b14 = R(14); const T b111 = R(68) * V(52); G(62) = (T)((double)-(-b14 - b111) + ghinv); sing = sing | !(kpp_abs_lu(G(62)) >= KppTiny<T>::value); } P(62) = KPP_RCP(G(62));
   { const T b14 = R(14); G(436) = -(b14); }
   { const T b14 = R(14); const T b111 = R(68) * V(52); G(475) = -(b14 - b111); }
   { const T b111 = R(68) * V(52); G(541) = -(b111); }
-  { const T b21 = R(21) * V(60); const T b23 = R(22) * V(58); G(67) = (T)((double)-(-b21 - b23) + ghinv); sing = sing | !(kpp_abs_lu(G(67)) >= KppTiny<T>::value); }
+  { const T b21 = R(21) * V(60); const T b23 = R(22) * V(58); G(67) = (T)((double)-(-b21 - b23) + ghinv); sing = sing | !(kpp_abs_lu(G(67)) >= KppTiny<T>::value); } P(67) = KPP_RCP(G(67));
   { const T b21 = R(21) * V(60); G(318) = -(b21); }
   { const T b23 = R(22) * V(58); G(603) = -(b23); }
   { const T b23 = R(22) * V(58); G(627) = -(-b23); }
-  { const T b5 = R(5); const T b39 = R(30); const T b65 = R(45) * V(52); G(71) = (T)((double)-(-b5 - b39 - b65) + ghinv); sing = sing | !(kpp_abs_lu(G(71)) >= KppTiny<T>::value); }
+  { const T b5 = R(5); const T b39 = R(30); const T b65 = R(45) * V(52); G(71) = (T)((double)-(-b5 - b39 - b65) + ghinv); sing = sing | !(kpp_abs_lu(G(71)) >= KppTiny<T>::value); } P(71) = KPP_RCP(G(71));
   { const T b5 = R(5); const T b39 = R(30); G(398) = -(T(0.65f) * b5 + b39); }
   { const T b5 = R(5); const T b65 = R(45) * V(52); G(476) = -(T(0.35f) * b5 - b65); }
   { const T b5 = R(5); G(512) = -(T(0.35f) * b5); }
   { const T b5 = R(5); const T b39 = R(30); const T b65 = R(45) * V(52); G(628) = -(T(0.65f) * b5 + b39 + b65); }
-  { const T b12 = R(12); const T b107 = R(66) * V(52); G(75) = (T)((double)-(-b12 - b107) + ghinv); sing = sing | !(kpp_abs_lu(G(75)) >= KppTiny<T>::value); }
+  { const T b12 = R(12); const T b107 = R(66) * V(52); G(75) = (T)((double)-(-b12 - b107) + ghinv); sing = sing | !(kpp_abs_lu(G(75)) >= KppTiny<T>::value); } P(75) = KPP_RCP(G(75));
   { const T b12 = R(12); const T b107 = R(66) * V(52); G(268) = -(b12 + T(0.5f) * b107); }
   { const T b12 = R(12); G(399) = -(b12); }
   { const T b107 = R(66) * V(52); G(437) = -(T(0.5f) * b107); }
   { const T b12 = R(12); const T b107 = R(66) * V(52); G(477) = -(b12 - T(0.5f) * b107); }
-  { const T b93 = R(59) * V(52); const T b163 = R(95) * V(53); G(81) = (T)((double)-(-b93 - T(0.5f) * b163) + ghinv); sing = sing | !(kpp_abs_lu(G(81)) >= KppTiny<T>::value); }
+  { const T b93 = R(59) * V(52); const T b163 = R(95) * V(53); G(81) = (T)((double)-(-b93 - T(0.5f) * b163) + ghinv); sing = sing | !(kpp_abs_lu(G(81)) >= KppTiny<T>::value); } P(81) = KPP_RCP(G(81));
   { const T b163 = R(95) * V(53); G(93) = -(b163); }
   { const T b163 = R(95) * V(53); G(148) = -(b163); }
   { const T b93 = R(59) * V(52); G(218) = -(T(0.9f) * b93); }
@@ -342,7 +346,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b93 = R(59) * V(52); G(400) = -(T(0.1f) * b93); }
   { const T b93 = R(59) * V(52); G(478) = -(-T(1.9f) * b93); }
   { const T b163 = R(95) * V(53); G(513) = -(-b163); }
-  { const T b113 = R(69) * V(52); const T b121 = R(73); G(84) = (T)((double)-(-b113 - b121) + ghinv); sing = sing | !(kpp_abs_lu(G(84)) >= KppTiny<T>::value); }
+  { const T b113 = R(69) * V(52); const T b121 = R(73); G(84) = (T)((double)-(-b113 - b121) + ghinv); sing = sing | !(kpp_abs_lu(G(84)) >= KppTiny<T>::value); } P(84) = KPP_RCP(G(84));
   { const T b113 = R(69) * V(52); G(219) = -(b113); }
   { const T b113 = R(69) * V(52); G(269) = -(b113); }
   { const T b113 = R(69) * V(52); G(479) = -(-b113); }
@@ -350,7 +354,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b121 = R(73); G(542) = -(b121); }
   { const T b121 = R(73); G(629) = -(b121); }
   { const T b173 = R(100) * V(45); G(4) = -(T(0.4f) * b173); }
-  { const T b83 = R(54) * V(52); const T b165 = R(96) * V(53); const T b173 = R(100) * V(45); G(88) = (T)((double)-(-b83 - b165 - b173) + ghinv); sing = sing | !(kpp_abs_lu(G(88)) >= KppTiny<T>::value); }
+  { const T b83 = R(54) * V(52); const T b165 = R(96) * V(53); const T b173 = R(100) * V(45); G(88) = (T)((double)-(-b83 - b165 - b173) + ghinv); sing = sing | !(kpp_abs_lu(G(88)) >= KppTiny<T>::value); } P(88) = KPP_RCP(G(88));
   { const T b173 = R(100) * V(45); G(104) = -(T(0.42f) * b173); }
   { const T b165 = R(96) * V(53); G(204) = -(b165); }
   { const T b83 = R(54) * V(52); G(229) = -(b83); }
@@ -359,18 +363,18 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b173 = R(100) * V(45); G(401) = -(T(0.12f) * b173); }
   { const T b83 = R(54) * V(52); G(480) = -(-b83); }
   { const T b165 = R(96) * V(53); G(515) = -(-b165); }
-  { const T b4 = R(4); const T b63 = R(44) * V(52); G(94) = (T)((double)-(-b4 - b63) + ghinv); sing = sing | !(kpp_abs_lu(G(94)) >= KppTiny<T>::value); }
+  { const T b4 = R(4); const T b63 = R(44) * V(52); G(94) = (T)((double)-(-b4 - b63) + ghinv); sing = sing | !(kpp_abs_lu(G(94)) >= KppTiny<T>::value); } P(94) = KPP_RCP(G(94));
   { const T b4 = R(4); const T b63 = R(44) * V(52); G(481) = -(b4 - b63); }
   { const T b63 = R(44) * V(52); G(516) = -(b63); }
   { const T b4 = R(4); G(630) = -(b4); }
   { const T b71 = R(48) * V(52); G(27) = -(b71); }
-  { const T b71 = R(48) * V(52); G(105) = (T)((double)-(-b71) + ghinv); sing = sing | !(kpp_abs_lu(G(105)) >= KppTiny<T>::value); }
+  { const T b71 = R(48) * V(52); G(105) = (T)((double)-(-b71) + ghinv); sing = sing | !(kpp_abs_lu(G(105)) >= KppTiny<T>::value); } P(105) = KPP_RCP(G(105));
   { const T b71 = R(48) * V(52); G(402) = -(b71); }
   { const T b71 = R(48) * V(52); G(482) = -(-b71); }
   { const T b179 = R(103) * V(45); G(5) = -(T(0.2f) * b179); }
   { const T b179 = R(103) * V(45); G(10) = -(T(0.2f) * b179); }
   { const T b179 = R(103) * V(45); G(106) = -(T(0.33f) * b179); }
-  { const T b117 = R(71) * V(52); const T b171 = R(99) * V(53); const T b179 = R(103) * V(45); G(120) = (T)((double)-(-b117 - b171 - b179) + ghinv); sing = sing | !(kpp_abs_lu(G(120)) >= KppTiny<T>::value); }
+  { const T b117 = R(71) * V(52); const T b171 = R(99) * V(53); const T b179 = R(103) * V(45); G(120) = (T)((double)-(-b117 - b171 - b179) + ghinv); sing = sing | !(kpp_abs_lu(G(120)) >= KppTiny<T>::value); } P(120) = KPP_RCP(G(120));
   { const T b117 = R(71) * V(52); G(194) = -(b117); }
   { const T b171 = R(99) * V(53); G(205) = -(b171); }
   { const T b179 = R(103) * V(45); G(271) = -(T(0.53f) * b179); }
@@ -384,7 +388,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b175 = R(101) * V(45); G(11) = -(T(0.2f) * b175); }
   { const T b175 = R(101) * V(45); G(58) = -(T(0.06f) * b175); }
   { const T b175 = R(101) * V(45); G(107) = -(T(0.33f) * b175); }
-  { const T b85 = R(55) * V(52); const T b167 = R(97) * V(53); const T b175 = R(101) * V(45); G(124) = (T)((double)-(-b85 - b167 - b175) + ghinv); sing = sing | !(kpp_abs_lu(G(124)) >= KppTiny<T>::value); }
+  { const T b85 = R(55) * V(52); const T b167 = R(97) * V(53); const T b175 = R(101) * V(45); G(124) = (T)((double)-(-b85 - b167 - b175) + ghinv); sing = sing | !(kpp_abs_lu(G(124)) >= KppTiny<T>::value); } P(124) = KPP_RCP(G(124));
   { const T b85 = R(55) * V(52); G(195) = -(b85); }
   { const T b167 = R(97) * V(53); G(206) = -(b167); }
   { const T b175 = R(101) * V(45); G(272) = -(T(0.53f) * b175); }
@@ -398,7 +402,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b177 = R(102) * V(45); G(12) = -(T(0.29f) * b177); }
   { const T b177 = R(102) * V(45); G(59) = -(T(0.09f) * b177); }
   { const T b177 = R(102) * V(45); G(108) = -(T(0.23f) * b177); }
-  { const T b87 = R(56) * V(52); const T b169 = R(98) * V(53); const T b177 = R(102) * V(45); G(128) = (T)((double)-(-b87 - b169 - b177) + ghinv); sing = sing | !(kpp_abs_lu(G(128)) >= KppTiny<T>::value); }
+  { const T b87 = R(56) * V(52); const T b169 = R(98) * V(53); const T b177 = R(102) * V(45); G(128) = (T)((double)-(-b87 - b169 - b177) + ghinv); sing = sing | !(kpp_abs_lu(G(128)) >= KppTiny<T>::value); } P(128) = KPP_RCP(G(128));
   { const T b177 = R(102) * V(45); G(157) = -(T(0.1f) * b177); }
   { const T b169 = R(98) * V(53); G(207) = -(b169); }
   { const T b177 = R(102) * V(45); G(273) = -(T(0.18f) * b177); }
@@ -410,7 +414,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b87 = R(56) * V(52); const T b177 = R(102) * V(45); G(485) = -(-b87 + T(0.14f) * b177); }
   { const T b169 = R(98) * V(53); G(519) = -(-b169); }
   { const T b161 = R(94) * V(53); G(95) = -(b161); }
-  { const T b19 = R(19); const T b105 = R(65) * V(52); const T b161 = R(94) * V(53); G(132) = (T)((double)-(-b19 - b105 - b161) + ghinv); sing = sing | !(kpp_abs_lu(G(132)) >= KppTiny<T>::value); }
+  { const T b19 = R(19); const T b105 = R(65) * V(52); const T b161 = R(94) * V(53); G(132) = (T)((double)-(-b19 - b105 - b161) + ghinv); sing = sing | !(kpp_abs_lu(G(132)) >= KppTiny<T>::value); } P(132) = KPP_RCP(G(132));
   { const T b19 = R(19); const T b105 = R(65) * V(52); const T b161 = R(94) * V(53); G(307) = -(b19 + b105 + b161); }
   { const T b19 = R(19); G(406) = -(b19); }
   { const T b105 = R(65) * V(52); G(486) = -(-b105); }
@@ -418,13 +422,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { G(631) = -(T(0)); }
   { const T b157 = R(92) * V(53); G(96) = -(b157); }
   { const T b16 = R(16); const T b17 = R(17); const T b101 = R(63) * V(52); const T b157 = R(92) * V(53); G(109) = -(T(1.87f) * b16 + T(1.55f) * b17 + T(2.0f) * b101 + T(2.0f) * b157); }
-  { const T b16 = R(16); const T b17 = R(17); const T b101 = R(63) * V(52); const T b157 = R(92) * V(53); G(140) = (T)((double)-(-b16 - b17 - b101 - b157) + ghinv); sing = sing | !(kpp_abs_lu(G(140)) >= KppTiny<T>::value); }
+  { const T b16 = R(16); const T b17 = R(17); const T b101 = R(63) * V(52); const T b157 = R(92) * V(53); G(140) = (T)((double)-(-b16 - b17 - b101 - b157) + ghinv); sing = sing | !(kpp_abs_lu(G(140)) >= KppTiny<T>::value); } P(140) = KPP_RCP(G(140));
   { const T b16 = R(16); const T b17 = R(17); G(274) = -(T(0.13f) * b16 + T(0.45f) * b17); }
   { const T b17 = R(17); const T b101 = R(63) * V(52); const T b157 = R(92) * V(53); G(407) = -(T(0.8f) * b17 + b101 + b157); }
   { const T b101 = R(63) * V(52); G(487) = -(-b101); }
   { const T b157 = R(92) * V(53); G(521) = -(-b157); }
   { G(632) = -(T(0)); }
-  { const T b266 = R(148) * V(58); const T b268 = R(149) * V(50); const T b270 = R(150) * V(51); const T b272 = R(151) * V(54); const T b274 = R(152) * T(2.0f) * V(31); G(149) = (T)((double)-(-b266 - b268 - b270 - b272 - T(2.0f) * b274) + ghinv); sing = sing | !(kpp_abs_lu(G(149)) >= KppTiny<T>::value); }
+  { const T b266 = R(148) * V(58); const T b268 = R(149) * V(50); const T b270 = R(150) * V(51); const T b272 = R(151) * V(54); const T b274 = R(152) * T(2.0f) * V(31); G(149) = (T)((double)-(-b266 - b268 - b270 - b272 - T(2.0f) * b274) + ghinv); sing = sing | !(kpp_abs_lu(G(149)) >= KppTiny<T>::value); } P(149) = KPP_RCP(G(149));
   { const T b268 = R(149) * V(50); G(245) = -(b268); }
   { const T b270 = R(150) * V(51); G(275) = -(b270); }
   { const T b266 = R(148) * V(58); G(329) = -(b266); }
@@ -432,14 +436,14 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b270 = R(150) * V(51); const T b272 = R(151) * V(54); G(441) = -(-b270 + b272); }
   { const T b272 = R(151) * V(54); G(543) = -(-b272); }
   { const T b266 = R(148) * V(58); G(633) = -(-b266); }
-  { const T b15 = R(15); const T b99 = R(62) * V(52); G(158) = (T)((double)-(-b15 - b99) + ghinv); sing = sing | !(kpp_abs_lu(G(158)) >= KppTiny<T>::value); }
+  { const T b15 = R(15); const T b99 = R(62) * V(52); G(158) = (T)((double)-(-b15 - b99) + ghinv); sing = sing | !(kpp_abs_lu(G(158)) >= KppTiny<T>::value); } P(158) = KPP_RCP(G(158));
   { const T b99 = R(62) * V(52); G(378) = -(b99); }
   { const T b99 = R(62) * V(52); G(488) = -(-b99); }
   { const T b15 = R(15); G(544) = -(b15); }
   { const T b15 = R(15); G(587) = -(b15); }
   { const T b159 = R(93) * V(53); G(97) = -(b159); }
   { const T b18 = R(18); const T b103 = R(64) * V(52); const T b159 = R(93) * V(53); G(110) = -(b18 + b103 + b159); }
-  { const T b18 = R(18); const T b103 = R(64) * V(52); const T b159 = R(93) * V(53); G(170) = (T)((double)-(-b18 - b103 - b159) + ghinv); sing = sing | !(kpp_abs_lu(G(170)) >= KppTiny<T>::value); }
+  { const T b18 = R(18); const T b103 = R(64) * V(52); const T b159 = R(93) * V(53); G(170) = (T)((double)-(-b18 - b103 - b159) + ghinv); sing = sing | !(kpp_abs_lu(G(170)) >= KppTiny<T>::value); } P(170) = KPP_RCP(G(170));
   { const T b18 = R(18); G(409) = -(b18); }
   { const T b103 = R(64) * V(52); G(489) = -(-b103); }
   { const T b159 = R(93) * V(53); G(522) = -(-b159); }
@@ -448,7 +452,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b143 = R(85) * V(57); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); G(133) = -(T(0.7f) * b143 + T(0.7f) * b228 + b251); }
   { const T b143 = R(85) * V(57); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); G(141) = -(T(0.16f) * b143 + T(0.16f) * b228 + T(0.2f) * b251); }
   { const T b143 = R(85) * V(57); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); G(171) = -(T(0.17f) * b143 + T(0.17f) * b228 + T(0.8f) * b251); }
-  { const T b143 = R(85) * V(57); const T b201 = R(114) * V(50); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); G(181) = (T)((double)-(-b143 - b201 - b228 - b251) + ghinv); sing = sing | !(kpp_abs_lu(G(181)) >= KppTiny<T>::value); }
+  { const T b143 = R(85) * V(57); const T b201 = R(114) * V(50); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); G(181) = (T)((double)-(-b143 - b201 - b228 - b251) + ghinv); sing = sing | !(kpp_abs_lu(G(181)) >= KppTiny<T>::value); } P(181) = KPP_RCP(G(181));
   { const T b201 = R(114) * V(50); G(246) = -(b201); }
   { const T b228 = R(128) * V(51); G(276) = -(b228); }
   { G(308) = -(T(0)); }
@@ -461,7 +465,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b143 = R(85) * V(57); G(635) = -(b143); }
   { const T b145 = R(86) * V(57); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); G(134) = -(T(0.806f) * b145 + T(0.806f) * b230 + b253); }
   { const T b145 = R(86) * V(57); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); G(172) = -(T(0.45f) * b145 + T(0.45f) * b230 + b253); }
-  { const T b145 = R(86) * V(57); const T b203 = R(115) * V(50); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); G(188) = (T)((double)-(-b145 - b203 - b230 - b253) + ghinv); sing = sing | !(kpp_abs_lu(G(188)) >= KppTiny<T>::value); }
+  { const T b145 = R(86) * V(57); const T b203 = R(115) * V(50); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); G(188) = (T)((double)-(-b145 - b203 - b230 - b253) + ghinv); sing = sing | !(kpp_abs_lu(G(188)) >= KppTiny<T>::value); } P(188) = KPP_RCP(G(188));
   { const T b203 = R(115) * V(50); G(247) = -(b203); }
   { const T b230 = R(129) * V(51); G(277) = -(b230); }
   { G(309) = -(T(0)); }
@@ -473,7 +477,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b145 = R(86) * V(57); G(605) = -(-b145); }
   { const T b145 = R(86) * V(57); G(636) = -(b145); }
   { const T b244 = R(136) * V(54); G(13) = -(T(0.5f) * b244); }
-  { const T b135 = R(81) * V(57); const T b193 = R(110) * V(50); const T b220 = R(124) * V(51); const T b244 = R(136) * V(54); G(196) = (T)((double)-(-b135 - b193 - b220 - b244) + ghinv); sing = sing | !(kpp_abs_lu(G(196)) >= KppTiny<T>::value); }
+  { const T b135 = R(81) * V(57); const T b193 = R(110) * V(50); const T b220 = R(124) * V(51); const T b244 = R(136) * V(54); G(196) = (T)((double)-(-b135 - b193 - b220 - b244) + ghinv); sing = sing | !(kpp_abs_lu(G(196)) >= KppTiny<T>::value); } P(196) = KPP_RCP(G(196));
   { const T b193 = R(110) * V(50); G(248) = -(b193); }
   { const T b135 = R(81) * V(57); const T b220 = R(124) * V(51); const T b244 = R(136) * V(54); G(278) = -(b135 + T(1.25f) * b220 + T(0.5f) * b244); }
   { const T b135 = R(81) * V(57); const T b220 = R(124) * V(51); const T b244 = R(136) * V(54); G(347) = -(b135 + T(0.75f) * b220 + b244); }
@@ -483,7 +487,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b135 = R(81) * V(57); G(606) = -(-b135); }
   { const T b135 = R(81) * V(57); G(637) = -(b135); }
   { const T b277 = R(154) * V(54); G(14) = -(T(0.5f) * b277); }
-  { const T b151 = R(89) * V(57); const T b207 = R(117) * V(50); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); G(208) = (T)((double)-(-b151 - b207 - b275 - b277 - T(2.0f) * b279) + ghinv); sing = sing | !(kpp_abs_lu(G(208)) >= KppTiny<T>::value); }
+  { const T b151 = R(89) * V(57); const T b207 = R(117) * V(50); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); G(208) = (T)((double)-(-b151 - b207 - b275 - b277 - T(2.0f) * b279) + ghinv); sing = sing | !(kpp_abs_lu(G(208)) >= KppTiny<T>::value); } P(208) = KPP_RCP(G(208));
   { const T b151 = R(89) * V(57); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); G(279) = -(b151 + T(1.75f) * b275 + b277 + T(2.0f) * b279); }
   { const T b207 = R(117) * V(50); G(330) = -(b207); }
   { const T b151 = R(89) * V(57); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); G(348) = -(b151 + b275 + b277 + T(2.0f) * b279); }
@@ -492,7 +496,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b277 = R(154) * V(54); G(549) = -(-b277); }
   { const T b151 = R(89) * V(57); G(607) = -(-b151); }
   { const T b151 = R(89) * V(57); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); G(638) = -(T(2.0f) * b151 + b275 + b277 + T(2.0f) * b279); }
-  { const T b257 = R(143) * V(50); const T b259 = R(144) * V(51); const T b261 = R(145) * V(54); const T b263 = R(146) * T(2.0f) * V(38); const T b264 = R(147) * V(57); G(220) = (T)((double)-(-b257 - b259 - b261 - T(2.0f) * b263 - b264) + ghinv); sing = sing | !(kpp_abs_lu(G(220)) >= KppTiny<T>::value); }
+  { const T b257 = R(143) * V(50); const T b259 = R(144) * V(51); const T b261 = R(145) * V(54); const T b263 = R(146) * T(2.0f) * V(38); const T b264 = R(147) * V(57); G(220) = (T)((double)-(-b257 - b259 - b261 - T(2.0f) * b263 - b264) + ghinv); sing = sing | !(kpp_abs_lu(G(220)) >= KppTiny<T>::value); } P(220) = KPP_RCP(G(220));
   { const T b257 = R(143) * V(50); G(249) = -(b257); }
   { const T b259 = R(144) * V(51); G(280) = -(b259); }
   { const T b257 = R(143) * V(50); const T b259 = R(144) * V(51); G(414) = -(-b257 + b259); }
@@ -501,7 +505,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b264 = R(147) * V(57); G(608) = -(-b264); }
   { const T b264 = R(147) * V(57); G(639) = -(b264); }
   { const T b242 = R(135) * V(54); G(15) = -(T(0.5f) * b242); }
-  { const T b133 = R(80) * V(57); const T b191 = R(109) * V(50); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); G(230) = (T)((double)-(-b133 - b191 - b218 - b242) + ghinv); sing = sing | !(kpp_abs_lu(G(230)) >= KppTiny<T>::value); }
+  { const T b133 = R(80) * V(57); const T b191 = R(109) * V(50); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); G(230) = (T)((double)-(-b133 - b191 - b218 - b242) + ghinv); sing = sing | !(kpp_abs_lu(G(230)) >= KppTiny<T>::value); } P(230) = KPP_RCP(G(230));
   { const T b191 = R(109) * V(50); G(250) = -(b191); }
   { const T b133 = R(80) * V(57); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); G(281) = -(T(1.6f) * b133 + T(1.55f) * b218 + T(0.8f) * b242); }
   { const T b133 = R(80) * V(57); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); G(349) = -(T(0.2f) * b133 + T(0.35f) * b218 + T(0.6f) * b242); }
@@ -512,7 +516,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b133 = R(80) * V(57); G(640) = -(b133); }
   { const T b238 = R(133) * V(54); G(16) = -(T(0.5f) * b238); }
   { const T b129 = R(78) * V(57); const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); G(159) = -(T(0.69f) * b129 + T(0.75f) * b214 + T(0.86f) * b238); }
-  { const T b129 = R(78) * V(57); const T b187 = R(107) * V(50); const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); G(239) = (T)((double)-(-b129 - b187 - b214 - b238) + ghinv); sing = sing | !(kpp_abs_lu(G(239)) >= KppTiny<T>::value); }
+  { const T b129 = R(78) * V(57); const T b187 = R(107) * V(50); const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); G(239) = (T)((double)-(-b129 - b187 - b214 - b238) + ghinv); sing = sing | !(kpp_abs_lu(G(239)) >= KppTiny<T>::value); } P(239) = KPP_RCP(G(239));
   { const T b187 = R(107) * V(50); G(251) = -(b187); }
   { const T b214 = R(121) * V(51); G(282) = -(T(0.77f) * b214); }
   { const T b129 = R(78) * V(57); G(331) = -(T(0.08f) * b129); }
@@ -525,14 +529,14 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { G(588) = -(T(0)); }
   { const T b129 = R(78) * V(57); G(610) = -(-b129); }
   { const T b129 = R(78) * V(57); G(641) = -(T(0.92f) * b129); }
-  { const T b13 = R(13); const T b109 = R(67) * V(52); G(252) = (T)((double)-(-b13 - b109) + ghinv); sing = sing | !(kpp_abs_lu(G(252)) >= KppTiny<T>::value); }
+  { const T b13 = R(13); const T b109 = R(67) * V(52); G(252) = (T)((double)-(-b13 - b109) + ghinv); sing = sing | !(kpp_abs_lu(G(252)) >= KppTiny<T>::value); } P(252) = KPP_RCP(G(252));
   { const T b13 = R(13); const T b109 = R(67) * V(52); G(351) = -(b13 + T(0.5f) * b109); }
   { const T b13 = R(13); G(417) = -(b13); }
   { const T b13 = R(13); const T b109 = R(67) * V(52); G(493) = -(b13 - T(0.5f) * b109); }
   { const T b109 = R(67) * V(52); G(570) = -(T(0.5f) * b109); }
   { const T b153 = R(90) * V(53); G(98) = -(b153); }
   { const T b9 = R(9); const T b10 = R(10); const T b95 = R(60) * V(52); const T b153 = R(90) * V(53); G(111) = -(b9 + b10 + b95 + b153); }
-  { const T b9 = R(9); const T b10 = R(10); const T b95 = R(60) * V(52); const T b153 = R(90) * V(53); G(283) = (T)((double)-(-b9 - b10 - b95 - b153) + ghinv); sing = sing | !(kpp_abs_lu(G(283)) >= KppTiny<T>::value); }
+  { const T b9 = R(9); const T b10 = R(10); const T b95 = R(60) * V(52); const T b153 = R(90) * V(53); G(283) = (T)((double)-(-b9 - b10 - b95 - b153) + ghinv); sing = sing | !(kpp_abs_lu(G(283)) >= KppTiny<T>::value); } P(283) = KPP_RCP(G(283));
   { const T b10 = R(10); const T b95 = R(60) * V(52); const T b153 = R(90) * V(53); G(418) = -(T(2.0f) * b10 + b95 + b153); }
   { const T b95 = R(60) * V(52); G(494) = -(-b95); }
   { const T b153 = R(90) * V(53); G(525) = -(-b153); }
@@ -541,7 +545,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b131 = R(79) * V(57); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); G(160) = -(T(1.06f) * b131 + T(1.39f) * b216 + T(0.9f) * b240); }
   { const T b189 = R(108) * V(50); G(253) = -(b189); }
   { const T b131 = R(79) * V(57); const T b216 = R(122) * V(51); G(284) = -(T(0.04f) * b131 + T(0.8f) * b216); }
-  { const T b131 = R(79) * V(57); const T b189 = R(108) * V(50); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); G(299) = (T)((double)-(-b131 - b189 - b216 - b240) + ghinv); sing = sing | !(kpp_abs_lu(G(299)) >= KppTiny<T>::value); }
+  { const T b131 = R(79) * V(57); const T b189 = R(108) * V(50); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); G(299) = (T)((double)-(-b131 - b189 - b216 - b240) + ghinv); sing = sing | !(kpp_abs_lu(G(299)) >= KppTiny<T>::value); } P(299) = KPP_RCP(G(299));
   { const T b131 = R(79) * V(57); G(332) = -(T(0.24f) * b131); }
   { const T b131 = R(79) * V(57); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); G(352) = -(T(0.35f) * b131 + T(0.46f) * b216 + T(0.1f) * b240); }
   { G(380) = -(T(0)); }
@@ -603,7 +607,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b29 = R(25) * V(57); G(613) = -(-b29); }
   { const T b29 = R(25) * V(57); const T b49 = R(36) * V(58); G(645) = -(b29 - b49); }
   { const T b20 = R(20); G(162) = -(T(0.8f) * b20); }
-  { const T b20 = R(20); const T b115 = R(70) * V(52); G(334) = (T)((double)-(-b20 - b115) + ghinv); sing = sing | !(kpp_abs_lu(G(334)) >= KppTiny<T>::value); }
+  { const T b20 = R(20); const T b115 = R(70) * V(52); G(334) = (T)((double)-(-b20 - b115) + ghinv); sing = sing | !(kpp_abs_lu(G(334)) >= KppTiny<T>::value); } P(334) = KPP_RCP(G(334));
   { const T b20 = R(20); G(355) = -(T(0.2f) * b20); }
   { G(382) = -(T(0)); }
   { const T b20 = R(20); G(422) = -(b20); }
@@ -614,7 +618,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b20 = R(20); const T b115 = R(70) * V(52); G(646) = -(b20 + b115); }
   { const T b155 = R(91) * V(53); G(99) = -(b155); }
   { const T b11 = R(11); G(114) = -(b11); }
-  { const T b11 = R(11); const T b97 = R(61) * V(52); const T b155 = R(91) * V(53); G(356) = (T)((double)-(-b11 - b97 - b155) + ghinv); sing = sing | !(kpp_abs_lu(G(356)) >= KppTiny<T>::value); }
+  { const T b11 = R(11); const T b97 = R(61) * V(52); const T b155 = R(91) * V(53); G(356) = (T)((double)-(-b11 - b97 - b155) + ghinv); sing = sing | !(kpp_abs_lu(G(356)) >= KppTiny<T>::value); } P(356) = KPP_RCP(G(356));
   { const T b11 = R(11); G(423) = -(b11); }
   { const T b11 = R(11); G(452) = -(b11); }
   { const T b97 = R(61) * V(52); G(499) = -(-b97); }
@@ -626,7 +630,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b195 = R(111) * V(50); G(256) = -(b195); }
   { const T b137 = R(82) * V(57); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); G(287) = -(T(0.28f) * b137 + T(0.89f) * b222 + T(0.14f) * b246); }
   { const T b137 = R(82) * V(57); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); G(357) = -(T(1.45f) * b137 + T(0.725f) * b222 + T(0.725f) * b246); }
-  { const T b137 = R(82) * V(57); const T b195 = R(111) * V(50); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); G(370) = (T)((double)-(-b137 - b195 - b222 - b246) + ghinv); sing = sing | !(kpp_abs_lu(G(370)) >= KppTiny<T>::value); }
+  { const T b137 = R(82) * V(57); const T b195 = R(111) * V(50); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); G(370) = (T)((double)-(-b137 - b195 - b222 - b246) + ghinv); sing = sing | !(kpp_abs_lu(G(370)) >= KppTiny<T>::value); } P(370) = KPP_RCP(G(370));
   { G(383) = -(T(0)); }
   { const T b137 = R(82) * V(57); const T b195 = R(111) * V(50); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); G(424) = -(b137 - b195 + b222 + T(0.5f) * b246); }
   { const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); G(453) = -(-b222 + T(0.5f) * b246); }
@@ -642,7 +646,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T b197 = R(112) * V(50); G(257) = -(b197); }
   { const T b224 = R(126) * V(51); G(288) = -(T(0.75f) * b224); }
   { G(358) = -(T(0)); }
-  { const T b149 = R(88) * V(57); const T b197 = R(112) * V(50); const T b224 = R(126) * V(51); const T b248 = R(138) * V(54); G(384) = (T)((double)-(-b149 - b197 - b224 - b248) + ghinv); sing = sing | !(kpp_abs_lu(G(384)) >= KppTiny<T>::value); }
+  { const T b149 = R(88) * V(57); const T b197 = R(112) * V(50); const T b224 = R(126) * V(51); const T b248 = R(138) * V(54); G(384) = (T)((double)-(-b149 - b197 - b224 - b248) + ghinv); sing = sing | !(kpp_abs_lu(G(384)) >= KppTiny<T>::value); } P(384) = KPP_RCP(G(384));
   { const T b149 = R(88) * V(57); const T b197 = R(112) * V(50); const T b224 = R(126) * V(51); const T b248 = R(138) * V(54); G(425) = -(b149 - b197 + b224 + T(0.5f) * b248); }
   { const T b224 = R(126) * V(51); const T b248 = R(138) * V(54); G(454) = -(-b224 + T(0.5f) * b248); }
   { G(501) = -(T(0)); }
@@ -920,96 +924,96 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { G(601) = -(T(0)); }
   { const T b0 = R(0); const T b24 = R(22) * V(18); const T b54 = R(38) * V(53); G(624) = -(b0 + b24 + b54); }
   { const T b0 = R(0); const T b24 = R(22) * V(18); const T b38 = R(29) * V(50); const T b50 = R(36) * V(45); const T b58 = R(40) * V(53); const T b62 = R(43) * V(52); const T b120 = R(72) * V(54); const T b123 = R(74) * V(44); const T b267 = R(148) * V(31); G(658) = (T)((double)-(-b0 - b24 - b38 - b50 - b58 - b62 - b120 - b123 - b267) + ghinv); sing = sing | !(kpp_abs_lu(G(658)) >= KppTiny<T>::value); }
-  G(66) = -KPP_DIV((-G(66)), G(33));
+  G(66) = -KPP_DIVR((-G(66)), G(33), P(33));
   G(68) = G(68) + (-G(66)) * G(34);
-  G(79) = -KPP_DIV((-G(79)), G(39));
+  G(79) = -KPP_DIVR((-G(79)), G(39), P(39));
   G(82) = G(82) + (-G(79)) * G(40);
-  G(80) = -KPP_DIV((-G(80)), G(41));
+  G(80) = -KPP_DIVR((-G(80)), G(41), P(41));
   G(82) = G(82) + (-G(80)) * G(42);
-  G(92) = -KPP_DIV((-G(92)), G(52));
+  G(92) = -KPP_DIVR((-G(92)), G(52), P(52));
   G(102) = G(102) + (-G(92)) * G(53);
   G(103) = G(103) + (-G(92)) * G(54);
-  G(93) = -KPP_DIV((-G(93)), G(81));
+  G(93) = -KPP_DIVR((-G(93)), G(81), P(81));
   G(101) = G(101) + (-G(93)) * G(82);
   G(102) = G(102) + (-G(93)) * G(83);
-  G(104) = -KPP_DIV((-G(104)), G(88));
+  G(104) = -KPP_DIVR((-G(104)), G(88), P(88));
   G(113) = G(113) + (-G(104)) * G(89);
   G(116) = G(116) + (-G(104)) * G(90);
   G(117) = G(117) + (-G(104)) * G(91);
-  G(148) = -KPP_DIV((-G(148)), G(81));
+  G(148) = -KPP_DIVR((-G(148)), G(81), P(81));
   G(152) = G(152) + (-G(148)) * G(82);
   G(153) = G(153) + (-G(148)) * G(83);
-  G(156) = -KPP_DIV((-G(156)), G(55));
+  G(156) = -KPP_DIVR((-G(156)), G(55), P(55));
   G(165) = G(165) + (-G(156)) * G(56);
-  G(157) = -KPP_DIV((-G(157)), G(128));
+  G(157) = -KPP_DIVR((-G(157)), G(128), P(128));
   G(161) = G(161) + (-G(157)) * G(129);
   G(165) = G(165) + (-G(157)) * G(130);
   G(166) = G(166) + (-G(157)) * G(131);
-  G(180) = -KPP_DIV((-G(180)), G(39));
+  G(180) = -KPP_DIVR((-G(180)), G(39), P(39));
   G(184) = G(184) + (-G(180)) * G(40);
-  G(187) = -KPP_DIV((-G(187)), G(41));
+  G(187) = -KPP_DIVR((-G(187)), G(41), P(41));
   G(191) = G(191) + (-G(187)) * G(42);
-  G(194) = -KPP_DIV((-G(194)), G(120));
+  G(194) = -KPP_DIVR((-G(194)), G(120), P(120));
   G(197) = G(197) + (-G(194)) * G(121);
   G(200) = G(200) + (-G(194)) * G(122);
   G(201) = G(201) + (-G(194)) * G(123);
-  G(195) = -KPP_DIV((-G(195)), G(124));
+  G(195) = -KPP_DIVR((-G(195)), G(124), P(124));
   G(197) = G(197) + (-G(195)) * G(125);
   G(200) = G(200) + (-G(195)) * G(126);
   G(201) = G(201) + (-G(195)) * G(127);
-  G(204) = -KPP_DIV((-G(204)), G(88));
+  G(204) = -KPP_DIVR((-G(204)), G(88), P(88));
   G(209) = G(209) + (-G(204)) * G(89);
   G(212) = G(212) + (-G(204)) * G(90);
   G(213) = G(213) + (-G(204)) * G(91);
-  G(205) = -KPP_DIV((-G(205)), G(120));
+  G(205) = -KPP_DIVR((-G(205)), G(120), P(120));
   G(209) = G(209) + (-G(205)) * G(121);
   G(212) = G(212) + (-G(205)) * G(122);
   G(213) = G(213) + (-G(205)) * G(123);
-  G(206) = -KPP_DIV((-G(206)), G(124));
+  G(206) = -KPP_DIVR((-G(206)), G(124), P(124));
   G(209) = G(209) + (-G(206)) * G(125);
   G(212) = G(212) + (-G(206)) * G(126);
   G(213) = G(213) + (-G(206)) * G(127);
-  G(207) = -KPP_DIV((-G(207)), G(128));
+  G(207) = -KPP_DIVR((-G(207)), G(128), P(128));
   G(209) = G(209) + (-G(207)) * G(129);
   G(212) = G(212) + (-G(207)) * G(130);
   G(213) = G(213) + (-G(207)) * G(131);
-  G(216) = -KPP_DIV((-G(216)), G(35));
+  G(216) = -KPP_DIVR((-G(216)), G(35), P(35));
   G(224) = G(224) + (-G(216)) * G(36);
-  G(217) = -KPP_DIV((-G(217)), G(37));
+  G(217) = -KPP_DIVR((-G(217)), G(37), P(37));
   G(224) = G(224) + (-G(217)) * G(38);
-  G(218) = -KPP_DIV((-G(218)), G(81));
+  G(218) = -KPP_DIVR((-G(218)), G(81), P(81));
   G(224) = G(224) + (-G(218)) * G(82);
   G(225) = G(225) + (-G(218)) * G(83);
-  G(219) = -KPP_DIV((-G(219)), G(84));
+  G(219) = -KPP_DIVR((-G(219)), G(84), P(84));
   G(224) = G(224) + (-G(219)) * G(85);
   G(226) = G(226) + (-G(219)) * G(86);
   G(228) = G(228) + (-G(219)) * G(87);
-  G(229) = -KPP_DIV((-G(229)), G(88));
+  G(229) = -KPP_DIVR((-G(229)), G(88), P(88));
   G(231) = G(231) + (-G(229)) * G(89);
   G(234) = G(234) + (-G(229)) * G(90);
   G(235) = G(235) + (-G(229)) * G(91);
-  G(238) = -KPP_DIV((-G(238)), G(35));
+  G(238) = -KPP_DIVR((-G(238)), G(35), P(35));
   G(242) = G(242) + (-G(238)) * G(36);
-  G(245) = -KPP_DIV((-G(245)), G(149));
+  G(245) = -KPP_DIVR((-G(245)), G(149), P(149));
   G(258) = G(258) + (-G(245)) * G(150);
   G(259) = G(259) + (-G(245)) * G(151);
   G(260) = G(260) + (-G(245)) * G(152);
   G(261) = G(261) + (-G(245)) * G(153);
   G(262) = G(262) + (-G(245)) * G(154);
   G(266) = G(266) + (-G(245)) * G(155);
-  G(246) = -KPP_DIV((-G(246)), G(181));
+  G(246) = -KPP_DIVR((-G(246)), G(181), P(181));
   G(258) = G(258) + (-G(246)) * G(182);
   G(259) = G(259) + (-G(246)) * G(183);
   G(260) = G(260) + (-G(246)) * G(184);
   G(262) = G(262) + (-G(246)) * G(185);
   G(265) = G(265) + (-G(246)) * G(186);
-  G(247) = -KPP_DIV((-G(247)), G(188));
+  G(247) = -KPP_DIVR((-G(247)), G(188), P(188));
   G(258) = G(258) + (-G(247)) * G(189);
   G(259) = G(259) + (-G(247)) * G(190);
   G(260) = G(260) + (-G(247)) * G(191);
   G(262) = G(262) + (-G(247)) * G(192);
   G(265) = G(265) + (-G(247)) * G(193);
-  G(248) = -KPP_DIV((-G(248)), G(196));
+  G(248) = -KPP_DIVR((-G(248)), G(196), P(196));
   G(255) = G(255) + (-G(248)) * G(197);
   G(258) = G(258) + (-G(248)) * G(198);
   G(259) = G(259) + (-G(248)) * G(199);
@@ -1017,7 +1021,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(261) = G(261) + (-G(248)) * G(201);
   G(262) = G(262) + (-G(248)) * G(202);
   G(265) = G(265) + (-G(248)) * G(203);
-  G(249) = -KPP_DIV((-G(249)), G(220));
+  G(249) = -KPP_DIVR((-G(249)), G(220), P(220));
   G(254) = G(254) + (-G(249)) * G(221);
   G(258) = G(258) + (-G(249)) * G(222);
   G(259) = G(259) + (-G(249)) * G(223);
@@ -1026,7 +1030,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(262) = G(262) + (-G(249)) * G(226);
   G(265) = G(265) + (-G(249)) * G(227);
   G(266) = G(266) + (-G(249)) * G(228);
-  G(250) = -KPP_DIV((-G(250)), G(230));
+  G(250) = -KPP_DIVR((-G(250)), G(230), P(230));
   G(255) = G(255) + (-G(250)) * G(231);
   G(258) = G(258) + (-G(250)) * G(232);
   G(259) = G(259) + (-G(250)) * G(233);
@@ -1034,39 +1038,39 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(261) = G(261) + (-G(250)) * G(235);
   G(262) = G(262) + (-G(250)) * G(236);
   G(265) = G(265) + (-G(250)) * G(237);
-  G(251) = -KPP_DIV((-G(251)), G(239));
+  G(251) = -KPP_DIVR((-G(251)), G(239), P(239));
   G(258) = G(258) + (-G(251)) * G(240);
   G(259) = G(259) + (-G(251)) * G(241);
   G(260) = G(260) + (-G(251)) * G(242);
   G(262) = G(262) + (-G(251)) * G(243);
   G(265) = G(265) + (-G(251)) * G(244);
-  G(267) = -KPP_DIV((-G(267)), G(55));
+  G(267) = -KPP_DIVR((-G(267)), G(55), P(55));
   G(291) = G(291) + (-G(267)) * G(56);
-  G(268) = -KPP_DIV((-G(268)), G(75));
+  G(268) = -KPP_DIVR((-G(268)), G(75), P(75));
   G(289) = G(289) + (-G(268)) * G(76);
   G(290) = G(290) + (-G(268)) * G(77);
   G(291) = G(291) + (-G(268)) * G(78);
-  G(269) = -KPP_DIV((-G(269)), G(84));
+  G(269) = -KPP_DIVR((-G(269)), G(84), P(84));
   G(291) = G(291) + (-G(269)) * G(85);
   G(293) = G(293) + (-G(269)) * G(86);
   G(297) = G(297) + (-G(269)) * G(87);
-  G(270) = -KPP_DIV((-G(270)), G(88));
+  G(270) = -KPP_DIVR((-G(270)), G(88), P(88));
   G(286) = G(286) + (-G(270)) * G(89);
   G(291) = G(291) + (-G(270)) * G(90);
   G(292) = G(292) + (-G(270)) * G(91);
-  G(271) = -KPP_DIV((-G(271)), G(120));
+  G(271) = -KPP_DIVR((-G(271)), G(120), P(120));
   G(286) = G(286) + (-G(271)) * G(121);
   G(291) = G(291) + (-G(271)) * G(122);
   G(292) = G(292) + (-G(271)) * G(123);
-  G(272) = -KPP_DIV((-G(272)), G(124));
+  G(272) = -KPP_DIVR((-G(272)), G(124), P(124));
   G(286) = G(286) + (-G(272)) * G(125);
   G(291) = G(291) + (-G(272)) * G(126);
   G(292) = G(292) + (-G(272)) * G(127);
-  G(273) = -KPP_DIV((-G(273)), G(128));
+  G(273) = -KPP_DIVR((-G(273)), G(128), P(128));
   G(286) = G(286) + (-G(273)) * G(129);
   G(291) = G(291) + (-G(273)) * G(130);
   G(292) = G(292) + (-G(273)) * G(131);
-  G(274) = -KPP_DIV((-G(274)), G(140));
+  G(274) = -KPP_DIVR((-G(274)), G(140), P(140));
   G(276) = G(276) + (-G(274)) * G(141);
   G(285) = G(285) + (-G(274)) * G(142);
   G(290) = G(290) + (-G(274)) * G(143);
@@ -1074,26 +1078,26 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(292) = G(292) + (-G(274)) * G(145);
   G(293) = G(293) + (-G(274)) * G(146);
   G(296) = G(296) + (-G(274)) * G(147);
-  G(275) = -KPP_DIV((-G(275)), G(149));
+  G(275) = -KPP_DIVR((-G(275)), G(149), P(149));
   G(289) = G(289) + (-G(275)) * G(150);
   G(290) = G(290) + (-G(275)) * G(151);
   G(291) = G(291) + (-G(275)) * G(152);
   G(292) = G(292) + (-G(275)) * G(153);
   G(293) = G(293) + (-G(275)) * G(154);
   G(297) = G(297) + (-G(275)) * G(155);
-  G(276) = -KPP_DIV((-G(276)), G(181));
+  G(276) = -KPP_DIVR((-G(276)), G(181), P(181));
   G(289) = G(289) + (-G(276)) * G(182);
   G(290) = G(290) + (-G(276)) * G(183);
   G(291) = G(291) + (-G(276)) * G(184);
   G(293) = G(293) + (-G(276)) * G(185);
   G(296) = G(296) + (-G(276)) * G(186);
-  G(277) = -KPP_DIV((-G(277)), G(188));
+  G(277) = -KPP_DIVR((-G(277)), G(188), P(188));
   G(289) = G(289) + (-G(277)) * G(189);
   G(290) = G(290) + (-G(277)) * G(190);
   G(291) = G(291) + (-G(277)) * G(191);
   G(293) = G(293) + (-G(277)) * G(192);
   G(296) = G(296) + (-G(277)) * G(193);
-  G(278) = -KPP_DIV((-G(278)), G(196));
+  G(278) = -KPP_DIVR((-G(278)), G(196), P(196));
   G(286) = G(286) + (-G(278)) * G(197);
   G(289) = G(289) + (-G(278)) * G(198);
   G(290) = G(290) + (-G(278)) * G(199);
@@ -1101,7 +1105,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(292) = G(292) + (-G(278)) * G(201);
   G(293) = G(293) + (-G(278)) * G(202);
   G(296) = G(296) + (-G(278)) * G(203);
-  G(279) = -KPP_DIV((-G(279)), G(208));
+  G(279) = -KPP_DIVR((-G(279)), G(208), P(208));
   G(286) = G(286) + (-G(279)) * G(209);
   G(289) = G(289) + (-G(279)) * G(210);
   G(290) = G(290) + (-G(279)) * G(211);
@@ -1109,7 +1113,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(292) = G(292) + (-G(279)) * G(213);
   G(293) = G(293) + (-G(279)) * G(214);
   G(296) = G(296) + (-G(279)) * G(215);
-  G(280) = -KPP_DIV((-G(280)), G(220));
+  G(280) = -KPP_DIVR((-G(280)), G(220), P(220));
   G(285) = G(285) + (-G(280)) * G(221);
   G(289) = G(289) + (-G(280)) * G(222);
   G(290) = G(290) + (-G(280)) * G(223);
@@ -1118,7 +1122,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(293) = G(293) + (-G(280)) * G(226);
   G(296) = G(296) + (-G(280)) * G(227);
   G(297) = G(297) + (-G(280)) * G(228);
-  G(281) = -KPP_DIV((-G(281)), G(230));
+  G(281) = -KPP_DIVR((-G(281)), G(230), P(230));
   G(286) = G(286) + (-G(281)) * G(231);
   G(289) = G(289) + (-G(281)) * G(232);
   G(290) = G(290) + (-G(281)) * G(233);
@@ -1126,21 +1130,21 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(292) = G(292) + (-G(281)) * G(235);
   G(293) = G(293) + (-G(281)) * G(236);
   G(296) = G(296) + (-G(281)) * G(237);
-  G(282) = -KPP_DIV((-G(282)), G(239));
+  G(282) = -KPP_DIVR((-G(282)), G(239), P(239));
   G(289) = G(289) + (-G(282)) * G(240);
   G(290) = G(290) + (-G(282)) * G(241);
   G(291) = G(291) + (-G(282)) * G(242);
   G(293) = G(293) + (-G(282)) * G(243);
   G(296) = G(296) + (-G(282)) * G(244);
-  G(298) = -KPP_DIV((-G(298)), G(37));
+  G(298) = -KPP_DIVR((-G(298)), G(37), P(37));
   G(302) = G(302) + (-G(298)) * G(38);
-  G(305) = -KPP_DIV((-G(305)), G(43));
-  G(310) = G(310) + (-G(305)) * G(44);
+  G(305) = -KPP_DIVR((-G(305)), G(43), P(43));
+  G(310) = G(310) + (-G(305)) * G(44); P(310) = KPP_RCP(G(310));
   G(317) = G(317) + (-G(305)) * G(45);
-  G(306) = -KPP_DIV((-G(306)), G(81));
+  G(306) = -KPP_DIVR((-G(306)), G(81), P(81));
   G(313) = G(313) + (-G(306)) * G(82);
   G(314) = G(314) + (-G(306)) * G(83);
-  G(307) = -KPP_DIV((-G(307)), G(132));
+  G(307) = -KPP_DIVR((-G(307)), G(132), P(132));
   G(308) = G(308) + (-G(307)) * G(133);
   G(309) = G(309) + (-G(307)) * G(134);
   G(312) = G(312) + (-G(307)) * G(135);
@@ -1148,46 +1152,46 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(314) = G(314) + (-G(307)) * G(137);
   G(315) = G(315) + (-G(307)) * G(138);
   G(316) = G(316) + (-G(307)) * G(139);
-  G(308) = -KPP_DIV((-G(308)), G(181));
+  G(308) = -KPP_DIVR((-G(308)), G(181), P(181));
   G(311) = G(311) + (-G(308)) * G(182);
   G(312) = G(312) + (-G(308)) * G(183);
   G(313) = G(313) + (-G(308)) * G(184);
   G(315) = G(315) + (-G(308)) * G(185);
   G(316) = G(316) + (-G(308)) * G(186);
-  G(309) = -KPP_DIV((-G(309)), G(188));
+  G(309) = -KPP_DIVR((-G(309)), G(188), P(188));
   G(311) = G(311) + (-G(309)) * G(189);
   G(312) = G(312) + (-G(309)) * G(190);
   G(313) = G(313) + (-G(309)) * G(191);
   G(315) = G(315) + (-G(309)) * G(192);
   G(316) = G(316) + (-G(309)) * G(193);
-  G(318) = -KPP_DIV((-G(318)), G(67));
+  G(318) = -KPP_DIVR((-G(318)), G(67), P(67));
   G(323) = G(323) + (-G(318)) * G(68);
   G(326) = G(326) + (-G(318)) * G(69);
   G(328) = G(328) + (-G(318)) * G(70);
-  G(319) = -KPP_DIV((-G(319)), G(88));
+  G(319) = -KPP_DIVR((-G(319)), G(88), P(88));
   G(323) = G(323) + (-G(319)) * G(89);
   G(325) = G(325) + (-G(319)) * G(90);
   G(326) = G(326) + (-G(319)) * G(91);
-  G(320) = -KPP_DIV((-G(320)), G(120));
+  G(320) = -KPP_DIVR((-G(320)), G(120), P(120));
   G(323) = G(323) + (-G(320)) * G(121);
   G(325) = G(325) + (-G(320)) * G(122);
   G(326) = G(326) + (-G(320)) * G(123);
-  G(321) = -KPP_DIV((-G(321)), G(124));
+  G(321) = -KPP_DIVR((-G(321)), G(124), P(124));
   G(323) = G(323) + (-G(321)) * G(125);
   G(325) = G(325) + (-G(321)) * G(126);
   G(326) = G(326) + (-G(321)) * G(127);
-  G(322) = -KPP_DIV((-G(322)), G(128));
-  G(323) = G(323) + (-G(322)) * G(129);
+  G(322) = -KPP_DIVR((-G(322)), G(128), P(128));
+  G(323) = G(323) + (-G(322)) * G(129); P(323) = KPP_RCP(G(323));
   G(325) = G(325) + (-G(322)) * G(130);
   G(326) = G(326) + (-G(322)) * G(131);
-  G(329) = -KPP_DIV((-G(329)), G(149));
+  G(329) = -KPP_DIVR((-G(329)), G(149), P(149));
   G(335) = G(335) + (-G(329)) * G(150);
   G(336) = G(336) + (-G(329)) * G(151);
   G(337) = G(337) + (-G(329)) * G(152);
   G(338) = G(338) + (-G(329)) * G(153);
   G(339) = G(339) + (-G(329)) * G(154);
   G(342) = G(342) + (-G(329)) * G(155);
-  G(330) = -KPP_DIV((-G(330)), G(208));
+  G(330) = -KPP_DIVR((-G(330)), G(208), P(208));
   G(333) = G(333) + (-G(330)) * G(209);
   G(335) = G(335) + (-G(330)) * G(210);
   G(336) = G(336) + (-G(330)) * G(211);
@@ -1195,39 +1199,39 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(338) = G(338) + (-G(330)) * G(213);
   G(339) = G(339) + (-G(330)) * G(214);
   G(341) = G(341) + (-G(330)) * G(215);
-  G(331) = -KPP_DIV((-G(331)), G(239));
+  G(331) = -KPP_DIVR((-G(331)), G(239), P(239));
   G(335) = G(335) + (-G(331)) * G(240);
   G(336) = G(336) + (-G(331)) * G(241);
   G(337) = G(337) + (-G(331)) * G(242);
   G(339) = G(339) + (-G(331)) * G(243);
   G(341) = G(341) + (-G(331)) * G(244);
-  G(332) = -KPP_DIV((-G(332)), G(299));
+  G(332) = -KPP_DIVR((-G(332)), G(299), P(299));
   G(335) = G(335) + (-G(332)) * G(300);
   G(336) = G(336) + (-G(332)) * G(301);
   G(337) = G(337) + (-G(332)) * G(302);
   G(339) = G(339) + (-G(332)) * G(303);
   G(341) = G(341) + (-G(332)) * G(304);
-  G(333) = -KPP_DIV((-G(333)), G(323));
+  G(333) = -KPP_DIVR((-G(333)), G(323), P(323));
   G(335) = G(335) + (-G(333)) * G(324);
   G(337) = G(337) + (-G(333)) * G(325);
   G(338) = G(338) + (-G(333)) * G(326);
   G(341) = G(341) + (-G(333)) * G(327);
   G(342) = G(342) + (-G(333)) * G(328);
-  G(343) = -KPP_DIV((-G(343)), G(55));
+  G(343) = -KPP_DIVR((-G(343)), G(55), P(55));
   G(361) = G(361) + (-G(343)) * G(56);
-  G(344) = -KPP_DIV((-G(344)), G(120));
+  G(344) = -KPP_DIVR((-G(344)), G(120), P(120));
   G(354) = G(354) + (-G(344)) * G(121);
   G(361) = G(361) + (-G(344)) * G(122);
   G(362) = G(362) + (-G(344)) * G(123);
-  G(345) = -KPP_DIV((-G(345)), G(124));
+  G(345) = -KPP_DIVR((-G(345)), G(124), P(124));
   G(354) = G(354) + (-G(345)) * G(125);
   G(361) = G(361) + (-G(345)) * G(126);
   G(362) = G(362) + (-G(345)) * G(127);
-  G(346) = -KPP_DIV((-G(346)), G(128));
+  G(346) = -KPP_DIVR((-G(346)), G(128), P(128));
   G(354) = G(354) + (-G(346)) * G(129);
   G(361) = G(361) + (-G(346)) * G(130);
   G(362) = G(362) + (-G(346)) * G(131);
-  G(347) = -KPP_DIV((-G(347)), G(196));
+  G(347) = -KPP_DIVR((-G(347)), G(196), P(196));
   G(354) = G(354) + (-G(347)) * G(197);
   G(359) = G(359) + (-G(347)) * G(198);
   G(360) = G(360) + (-G(347)) * G(199);
@@ -1235,7 +1239,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(362) = G(362) + (-G(347)) * G(201);
   G(363) = G(363) + (-G(347)) * G(202);
   G(366) = G(366) + (-G(347)) * G(203);
-  G(348) = -KPP_DIV((-G(348)), G(208));
+  G(348) = -KPP_DIVR((-G(348)), G(208), P(208));
   G(354) = G(354) + (-G(348)) * G(209);
   G(359) = G(359) + (-G(348)) * G(210);
   G(360) = G(360) + (-G(348)) * G(211);
@@ -1243,7 +1247,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(362) = G(362) + (-G(348)) * G(213);
   G(363) = G(363) + (-G(348)) * G(214);
   G(366) = G(366) + (-G(348)) * G(215);
-  G(349) = -KPP_DIV((-G(349)), G(230));
+  G(349) = -KPP_DIVR((-G(349)), G(230), P(230));
   G(354) = G(354) + (-G(349)) * G(231);
   G(359) = G(359) + (-G(349)) * G(232);
   G(360) = G(360) + (-G(349)) * G(233);
@@ -1251,13 +1255,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(362) = G(362) + (-G(349)) * G(235);
   G(363) = G(363) + (-G(349)) * G(236);
   G(366) = G(366) + (-G(349)) * G(237);
-  G(350) = -KPP_DIV((-G(350)), G(239));
+  G(350) = -KPP_DIVR((-G(350)), G(239), P(239));
   G(359) = G(359) + (-G(350)) * G(240);
   G(360) = G(360) + (-G(350)) * G(241);
   G(361) = G(361) + (-G(350)) * G(242);
   G(363) = G(363) + (-G(350)) * G(243);
   G(366) = G(366) + (-G(350)) * G(244);
-  G(351) = -KPP_DIV((-G(351)), G(252));
+  G(351) = -KPP_DIVR((-G(351)), G(252), P(252));
   G(352) = G(352) + (-G(351)) * G(253);
   G(353) = G(353) + (-G(351)) * G(254);
   G(354) = G(354) + (-G(351)) * G(255);
@@ -1272,13 +1276,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(365) = G(365) + (-G(351)) * G(264);
   G(366) = G(366) + (-G(351)) * G(265);
   G(367) = G(367) + (-G(351)) * G(266);
-  G(352) = -KPP_DIV((-G(352)), G(299));
+  G(352) = -KPP_DIVR((-G(352)), G(299), P(299));
   G(359) = G(359) + (-G(352)) * G(300);
   G(360) = G(360) + (-G(352)) * G(301);
   G(361) = G(361) + (-G(352)) * G(302);
   G(363) = G(363) + (-G(352)) * G(303);
   G(366) = G(366) + (-G(352)) * G(304);
-  G(353) = -KPP_DIV((-G(353)), G(310));
+  G(353) = -KPP_DIVR((-G(353)), G(310), P(310));
   G(359) = G(359) + (-G(353)) * G(311);
   G(360) = G(360) + (-G(353)) * G(312);
   G(361) = G(361) + (-G(353)) * G(313);
@@ -1286,13 +1290,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(363) = G(363) + (-G(353)) * G(315);
   G(366) = G(366) + (-G(353)) * G(316);
   G(367) = G(367) + (-G(353)) * G(317);
-  G(354) = -KPP_DIV((-G(354)), G(323));
+  G(354) = -KPP_DIVR((-G(354)), G(323), P(323));
   G(359) = G(359) + (-G(354)) * G(324);
   G(361) = G(361) + (-G(354)) * G(325);
   G(362) = G(362) + (-G(354)) * G(326);
   G(366) = G(366) + (-G(354)) * G(327);
   G(367) = G(367) + (-G(354)) * G(328);
-  G(355) = -KPP_DIV((-G(355)), G(334));
+  G(355) = -KPP_DIVR((-G(355)), G(334), P(334));
   G(359) = G(359) + (-G(355)) * G(335);
   G(360) = G(360) + (-G(355)) * G(336);
   G(361) = G(361) + (-G(355)) * G(337);
@@ -1301,17 +1305,17 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(364) = G(364) + (-G(355)) * G(340);
   G(366) = G(366) + (-G(355)) * G(341);
   G(367) = G(367) + (-G(355)) * G(342);
-  G(368) = -KPP_DIV((-G(368)), G(128));
+  G(368) = -KPP_DIVR((-G(368)), G(128), P(128));
   G(369) = G(369) + (-G(368)) * G(129);
   G(373) = G(373) + (-G(368)) * G(130);
   G(374) = G(374) + (-G(368)) * G(131);
-  G(369) = -KPP_DIV((-G(369)), G(323));
+  G(369) = -KPP_DIVR((-G(369)), G(323), P(323));
   G(371) = G(371) + (-G(369)) * G(324);
   G(373) = G(373) + (-G(369)) * G(325);
   G(374) = G(374) + (-G(369)) * G(326);
   G(376) = G(376) + (-G(369)) * G(327);
   G(377) = G(377) + (-G(369)) * G(328);
-  G(378) = -KPP_DIV((-G(378)), G(158));
+  G(378) = -KPP_DIVR((-G(378)), G(158), P(158));
   G(379) = G(379) + (-G(378)) * G(159);
   G(380) = G(380) + (-G(378)) * G(160);
   G(381) = G(381) + (-G(378)) * G(161);
@@ -1323,25 +1327,25 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(389) = G(389) + (-G(378)) * G(167);
   G(390) = G(390) + (-G(378)) * G(168);
   G(391) = G(391) + (-G(378)) * G(169);
-  G(379) = -KPP_DIV((-G(379)), G(239));
+  G(379) = -KPP_DIVR((-G(379)), G(239), P(239));
   G(385) = G(385) + (-G(379)) * G(240);
   G(386) = G(386) + (-G(379)) * G(241);
   G(387) = G(387) + (-G(379)) * G(242);
   G(389) = G(389) + (-G(379)) * G(243);
   G(391) = G(391) + (-G(379)) * G(244);
-  G(380) = -KPP_DIV((-G(380)), G(299));
+  G(380) = -KPP_DIVR((-G(380)), G(299), P(299));
   G(385) = G(385) + (-G(380)) * G(300);
   G(386) = G(386) + (-G(380)) * G(301);
   G(387) = G(387) + (-G(380)) * G(302);
   G(389) = G(389) + (-G(380)) * G(303);
   G(391) = G(391) + (-G(380)) * G(304);
-  G(381) = -KPP_DIV((-G(381)), G(323));
+  G(381) = -KPP_DIVR((-G(381)), G(323), P(323));
   G(385) = G(385) + (-G(381)) * G(324);
   G(387) = G(387) + (-G(381)) * G(325);
   G(388) = G(388) + (-G(381)) * G(326);
   G(391) = G(391) + (-G(381)) * G(327);
   G(392) = G(392) + (-G(381)) * G(328);
-  G(382) = -KPP_DIV((-G(382)), G(334));
+  G(382) = -KPP_DIVR((-G(382)), G(334), P(334));
   G(385) = G(385) + (-G(382)) * G(335);
   G(386) = G(386) + (-G(382)) * G(336);
   G(387) = G(387) + (-G(382)) * G(337);
@@ -1350,7 +1354,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(390) = G(390) + (-G(382)) * G(340);
   G(391) = G(391) + (-G(382)) * G(341);
   G(392) = G(392) + (-G(382)) * G(342);
-  G(383) = -KPP_DIV((-G(383)), G(370));
+  G(383) = -KPP_DIVR((-G(383)), G(370), P(370));
   G(385) = G(385) + (-G(383)) * G(371);
   G(386) = G(386) + (-G(383)) * G(372);
   G(387) = G(387) + (-G(383)) * G(373);
@@ -1358,33 +1362,33 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(389) = G(389) + (-G(383)) * G(375);
   G(391) = G(391) + (-G(383)) * G(376);
   G(392) = G(392) + (-G(383)) * G(377);
-  G(393) = -KPP_DIV((-G(393)), G(29));
+  G(393) = -KPP_DIVR((-G(393)), G(29), P(29));
   G(428) = G(428) + (-G(393)) * G(30);
-  G(394) = -KPP_DIV((-G(394)), G(39));
+  G(394) = -KPP_DIVR((-G(394)), G(39), P(39));
   G(428) = G(428) + (-G(394)) * G(40);
-  G(395) = -KPP_DIV((-G(395)), G(41));
+  G(395) = -KPP_DIVR((-G(395)), G(41), P(41));
   G(428) = G(428) + (-G(395)) * G(42);
-  G(396) = -KPP_DIV((-G(396)), G(49));
+  G(396) = -KPP_DIVR((-G(396)), G(49), P(49));
   G(426) = G(426) + (-G(396)) * G(50);
   G(428) = G(428) + (-G(396)) * G(51);
-  G(397) = -KPP_DIV((-G(397)), G(55));
+  G(397) = -KPP_DIVR((-G(397)), G(55), P(55));
   G(428) = G(428) + (-G(397)) * G(56);
-  G(398) = -KPP_DIV((-G(398)), G(71));
+  G(398) = -KPP_DIVR((-G(398)), G(71), P(71));
   G(426) = G(426) + (-G(398)) * G(72);
   G(428) = G(428) + (-G(398)) * G(73);
   G(434) = G(434) + (-G(398)) * G(74);
-  G(399) = -KPP_DIV((-G(399)), G(75));
+  G(399) = -KPP_DIVR((-G(399)), G(75), P(75));
   G(426) = G(426) + (-G(399)) * G(76);
   G(427) = G(427) + (-G(399)) * G(77);
   G(428) = G(428) + (-G(399)) * G(78);
-  G(400) = -KPP_DIV((-G(400)), G(81));
+  G(400) = -KPP_DIVR((-G(400)), G(81), P(81));
   G(428) = G(428) + (-G(400)) * G(82);
   G(429) = G(429) + (-G(400)) * G(83);
-  G(401) = -KPP_DIV((-G(401)), G(88));
+  G(401) = -KPP_DIVR((-G(401)), G(88), P(88));
   G(421) = G(421) + (-G(401)) * G(89);
   G(428) = G(428) + (-G(401)) * G(90);
   G(429) = G(429) + (-G(401)) * G(91);
-  G(402) = -KPP_DIV((-G(402)), G(105));
+  G(402) = -KPP_DIVR((-G(402)), G(105), P(105));
   G(403) = G(403) + (-G(402)) * G(106);
   G(404) = G(404) + (-G(402)) * G(107);
   G(405) = G(405) + (-G(402)) * G(108);
@@ -1399,19 +1403,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(402)) * G(117);
   G(430) = G(430) + (-G(402)) * G(118);
   G(433) = G(433) + (-G(402)) * G(119);
-  G(403) = -KPP_DIV((-G(403)), G(120));
+  G(403) = -KPP_DIVR((-G(403)), G(120), P(120));
   G(421) = G(421) + (-G(403)) * G(121);
   G(428) = G(428) + (-G(403)) * G(122);
   G(429) = G(429) + (-G(403)) * G(123);
-  G(404) = -KPP_DIV((-G(404)), G(124));
+  G(404) = -KPP_DIVR((-G(404)), G(124), P(124));
   G(421) = G(421) + (-G(404)) * G(125);
   G(428) = G(428) + (-G(404)) * G(126);
   G(429) = G(429) + (-G(404)) * G(127);
-  G(405) = -KPP_DIV((-G(405)), G(128));
+  G(405) = -KPP_DIVR((-G(405)), G(128), P(128));
   G(421) = G(421) + (-G(405)) * G(129);
   G(428) = G(428) + (-G(405)) * G(130);
   G(429) = G(429) + (-G(405)) * G(131);
-  G(406) = -KPP_DIV((-G(406)), G(132));
+  G(406) = -KPP_DIVR((-G(406)), G(132), P(132));
   G(410) = G(410) + (-G(406)) * G(133);
   G(411) = G(411) + (-G(406)) * G(134);
   G(427) = G(427) + (-G(406)) * G(135);
@@ -1419,7 +1423,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(406)) * G(137);
   G(430) = G(430) + (-G(406)) * G(138);
   G(433) = G(433) + (-G(406)) * G(139);
-  G(407) = -KPP_DIV((-G(407)), G(140));
+  G(407) = -KPP_DIVR((-G(407)), G(140), P(140));
   G(410) = G(410) + (-G(407)) * G(141);
   G(420) = G(420) + (-G(407)) * G(142);
   G(427) = G(427) + (-G(407)) * G(143);
@@ -1427,14 +1431,14 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(407)) * G(145);
   G(430) = G(430) + (-G(407)) * G(146);
   G(433) = G(433) + (-G(407)) * G(147);
-  G(408) = -KPP_DIV((-G(408)), G(149));
+  G(408) = -KPP_DIVR((-G(408)), G(149), P(149));
   G(426) = G(426) + (-G(408)) * G(150);
   G(427) = G(427) + (-G(408)) * G(151);
   G(428) = G(428) + (-G(408)) * G(152);
   G(429) = G(429) + (-G(408)) * G(153);
   G(430) = G(430) + (-G(408)) * G(154);
   G(434) = G(434) + (-G(408)) * G(155);
-  G(409) = -KPP_DIV((-G(409)), G(170));
+  G(409) = -KPP_DIVR((-G(409)), G(170), P(170));
   G(410) = G(410) + (-G(409)) * G(171);
   G(411) = G(411) + (-G(409)) * G(172);
   G(420) = G(420) + (-G(409)) * G(173);
@@ -1444,19 +1448,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(409)) * G(177);
   G(430) = G(430) + (-G(409)) * G(178);
   G(433) = G(433) + (-G(409)) * G(179);
-  G(410) = -KPP_DIV((-G(410)), G(181));
+  G(410) = -KPP_DIVR((-G(410)), G(181), P(181));
   G(426) = G(426) + (-G(410)) * G(182);
   G(427) = G(427) + (-G(410)) * G(183);
   G(428) = G(428) + (-G(410)) * G(184);
   G(430) = G(430) + (-G(410)) * G(185);
   G(433) = G(433) + (-G(410)) * G(186);
-  G(411) = -KPP_DIV((-G(411)), G(188));
+  G(411) = -KPP_DIVR((-G(411)), G(188), P(188));
   G(426) = G(426) + (-G(411)) * G(189);
   G(427) = G(427) + (-G(411)) * G(190);
   G(428) = G(428) + (-G(411)) * G(191);
   G(430) = G(430) + (-G(411)) * G(192);
   G(433) = G(433) + (-G(411)) * G(193);
-  G(412) = -KPP_DIV((-G(412)), G(196));
+  G(412) = -KPP_DIVR((-G(412)), G(196), P(196));
   G(421) = G(421) + (-G(412)) * G(197);
   G(426) = G(426) + (-G(412)) * G(198);
   G(427) = G(427) + (-G(412)) * G(199);
@@ -1464,7 +1468,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(412)) * G(201);
   G(430) = G(430) + (-G(412)) * G(202);
   G(433) = G(433) + (-G(412)) * G(203);
-  G(413) = -KPP_DIV((-G(413)), G(208));
+  G(413) = -KPP_DIVR((-G(413)), G(208), P(208));
   G(421) = G(421) + (-G(413)) * G(209);
   G(426) = G(426) + (-G(413)) * G(210);
   G(427) = G(427) + (-G(413)) * G(211);
@@ -1472,7 +1476,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(413)) * G(213);
   G(430) = G(430) + (-G(413)) * G(214);
   G(433) = G(433) + (-G(413)) * G(215);
-  G(414) = -KPP_DIV((-G(414)), G(220));
+  G(414) = -KPP_DIVR((-G(414)), G(220), P(220));
   G(420) = G(420) + (-G(414)) * G(221);
   G(426) = G(426) + (-G(414)) * G(222);
   G(427) = G(427) + (-G(414)) * G(223);
@@ -1481,7 +1485,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(430) = G(430) + (-G(414)) * G(226);
   G(433) = G(433) + (-G(414)) * G(227);
   G(434) = G(434) + (-G(414)) * G(228);
-  G(415) = -KPP_DIV((-G(415)), G(230));
+  G(415) = -KPP_DIVR((-G(415)), G(230), P(230));
   G(421) = G(421) + (-G(415)) * G(231);
   G(426) = G(426) + (-G(415)) * G(232);
   G(427) = G(427) + (-G(415)) * G(233);
@@ -1489,13 +1493,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(429) = G(429) + (-G(415)) * G(235);
   G(430) = G(430) + (-G(415)) * G(236);
   G(433) = G(433) + (-G(415)) * G(237);
-  G(416) = -KPP_DIV((-G(416)), G(239));
+  G(416) = -KPP_DIVR((-G(416)), G(239), P(239));
   G(426) = G(426) + (-G(416)) * G(240);
   G(427) = G(427) + (-G(416)) * G(241);
   G(428) = G(428) + (-G(416)) * G(242);
   G(430) = G(430) + (-G(416)) * G(243);
   G(433) = G(433) + (-G(416)) * G(244);
-  G(417) = -KPP_DIV((-G(417)), G(252));
+  G(417) = -KPP_DIVR((-G(417)), G(252), P(252));
   G(419) = G(419) + (-G(417)) * G(253);
   G(420) = G(420) + (-G(417)) * G(254);
   G(421) = G(421) + (-G(417)) * G(255);
@@ -1510,7 +1514,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(432) = G(432) + (-G(417)) * G(264);
   G(433) = G(433) + (-G(417)) * G(265);
   G(434) = G(434) + (-G(417)) * G(266);
-  G(418) = -KPP_DIV((-G(418)), G(283));
+  G(418) = -KPP_DIVR((-G(418)), G(283), P(283));
   G(419) = G(419) + (-G(418)) * G(284);
   G(420) = G(420) + (-G(418)) * G(285);
   G(421) = G(421) + (-G(418)) * G(286);
@@ -1525,13 +1529,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(432) = G(432) + (-G(418)) * G(295);
   G(433) = G(433) + (-G(418)) * G(296);
   G(434) = G(434) + (-G(418)) * G(297);
-  G(419) = -KPP_DIV((-G(419)), G(299));
+  G(419) = -KPP_DIVR((-G(419)), G(299), P(299));
   G(426) = G(426) + (-G(419)) * G(300);
   G(427) = G(427) + (-G(419)) * G(301);
   G(428) = G(428) + (-G(419)) * G(302);
   G(430) = G(430) + (-G(419)) * G(303);
   G(433) = G(433) + (-G(419)) * G(304);
-  G(420) = -KPP_DIV((-G(420)), G(310));
+  G(420) = -KPP_DIVR((-G(420)), G(310), P(310));
   G(426) = G(426) + (-G(420)) * G(311);
   G(427) = G(427) + (-G(420)) * G(312);
   G(428) = G(428) + (-G(420)) * G(313);
@@ -1539,13 +1543,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(430) = G(430) + (-G(420)) * G(315);
   G(433) = G(433) + (-G(420)) * G(316);
   G(434) = G(434) + (-G(420)) * G(317);
-  G(421) = -KPP_DIV((-G(421)), G(323));
+  G(421) = -KPP_DIVR((-G(421)), G(323), P(323));
   G(426) = G(426) + (-G(421)) * G(324);
   G(428) = G(428) + (-G(421)) * G(325);
   G(429) = G(429) + (-G(421)) * G(326);
   G(433) = G(433) + (-G(421)) * G(327);
   G(434) = G(434) + (-G(421)) * G(328);
-  G(422) = -KPP_DIV((-G(422)), G(334));
+  G(422) = -KPP_DIVR((-G(422)), G(334), P(334));
   G(426) = G(426) + (-G(422)) * G(335);
   G(427) = G(427) + (-G(422)) * G(336);
   G(428) = G(428) + (-G(422)) * G(337);
@@ -1554,7 +1558,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(431) = G(431) + (-G(422)) * G(340);
   G(433) = G(433) + (-G(422)) * G(341);
   G(434) = G(434) + (-G(422)) * G(342);
-  G(423) = -KPP_DIV((-G(423)), G(356));
+  G(423) = -KPP_DIVR((-G(423)), G(356), P(356));
   G(424) = G(424) + (-G(423)) * G(357);
   G(425) = G(425) + (-G(423)) * G(358);
   G(426) = G(426) + (-G(423)) * G(359);
@@ -1566,7 +1570,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(432) = G(432) + (-G(423)) * G(365);
   G(433) = G(433) + (-G(423)) * G(366);
   G(434) = G(434) + (-G(423)) * G(367);
-  G(424) = -KPP_DIV((-G(424)), G(370));
+  G(424) = -KPP_DIVR((-G(424)), G(370), P(370));
   G(426) = G(426) + (-G(424)) * G(371);
   G(427) = G(427) + (-G(424)) * G(372);
   G(428) = G(428) + (-G(424)) * G(373);
@@ -1574,8 +1578,8 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(430) = G(430) + (-G(424)) * G(375);
   G(433) = G(433) + (-G(424)) * G(376);
   G(434) = G(434) + (-G(424)) * G(377);
-  G(425) = -KPP_DIV((-G(425)), G(384));
-  G(426) = G(426) + (-G(425)) * G(385);
+  G(425) = -KPP_DIVR((-G(425)), G(384), P(384));
+  G(426) = G(426) + (-G(425)) * G(385); P(426) = KPP_RCP(G(426));
   G(427) = G(427) + (-G(425)) * G(386);
   G(428) = G(428) + (-G(425)) * G(387);
   G(429) = G(429) + (-G(425)) * G(388);
@@ -1583,51 +1587,51 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(431) = G(431) + (-G(425)) * G(390);
   G(433) = G(433) + (-G(425)) * G(391);
   G(434) = G(434) + (-G(425)) * G(392);
-  G(435) = -KPP_DIV((-G(435)), G(57));
+  G(435) = -KPP_DIVR((-G(435)), G(57), P(57));
   G(439) = G(439) + (-G(435)) * G(58);
   G(440) = G(440) + (-G(435)) * G(59);
   G(451) = G(451) + (-G(435)) * G(60);
   G(457) = G(457) + (-G(435)) * G(61);
-  G(436) = -KPP_DIV((-G(436)), G(62));
+  G(436) = -KPP_DIVR((-G(436)), G(62), P(62));
   G(455) = G(455) + (-G(436)) * G(63);
   G(457) = G(457) + (-G(436)) * G(64);
   G(459) = G(459) + (-G(436)) * G(65);
-  G(437) = -KPP_DIV((-G(437)), G(75));
+  G(437) = -KPP_DIVR((-G(437)), G(75), P(75));
   G(455) = G(455) + (-G(437)) * G(76);
   G(456) = G(456) + (-G(437)) * G(77);
   G(457) = G(457) + (-G(437)) * G(78);
-  G(438) = -KPP_DIV((-G(438)), G(120));
+  G(438) = -KPP_DIVR((-G(438)), G(120), P(120));
   G(451) = G(451) + (-G(438)) * G(121);
   G(457) = G(457) + (-G(438)) * G(122);
   G(458) = G(458) + (-G(438)) * G(123);
-  G(439) = -KPP_DIV((-G(439)), G(124));
+  G(439) = -KPP_DIVR((-G(439)), G(124), P(124));
   G(451) = G(451) + (-G(439)) * G(125);
   G(457) = G(457) + (-G(439)) * G(126);
   G(458) = G(458) + (-G(439)) * G(127);
-  G(440) = -KPP_DIV((-G(440)), G(128));
+  G(440) = -KPP_DIVR((-G(440)), G(128), P(128));
   G(451) = G(451) + (-G(440)) * G(129);
   G(457) = G(457) + (-G(440)) * G(130);
   G(458) = G(458) + (-G(440)) * G(131);
-  G(441) = -KPP_DIV((-G(441)), G(149));
+  G(441) = -KPP_DIVR((-G(441)), G(149), P(149));
   G(455) = G(455) + (-G(441)) * G(150);
   G(456) = G(456) + (-G(441)) * G(151);
   G(457) = G(457) + (-G(441)) * G(152);
   G(458) = G(458) + (-G(441)) * G(153);
   G(459) = G(459) + (-G(441)) * G(154);
   G(463) = G(463) + (-G(441)) * G(155);
-  G(442) = -KPP_DIV((-G(442)), G(181));
+  G(442) = -KPP_DIVR((-G(442)), G(181), P(181));
   G(455) = G(455) + (-G(442)) * G(182);
   G(456) = G(456) + (-G(442)) * G(183);
   G(457) = G(457) + (-G(442)) * G(184);
   G(459) = G(459) + (-G(442)) * G(185);
   G(462) = G(462) + (-G(442)) * G(186);
-  G(443) = -KPP_DIV((-G(443)), G(188));
+  G(443) = -KPP_DIVR((-G(443)), G(188), P(188));
   G(455) = G(455) + (-G(443)) * G(189);
   G(456) = G(456) + (-G(443)) * G(190);
   G(457) = G(457) + (-G(443)) * G(191);
   G(459) = G(459) + (-G(443)) * G(192);
   G(462) = G(462) + (-G(443)) * G(193);
-  G(444) = -KPP_DIV((-G(444)), G(196));
+  G(444) = -KPP_DIVR((-G(444)), G(196), P(196));
   G(451) = G(451) + (-G(444)) * G(197);
   G(455) = G(455) + (-G(444)) * G(198);
   G(456) = G(456) + (-G(444)) * G(199);
@@ -1635,7 +1639,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(458) = G(458) + (-G(444)) * G(201);
   G(459) = G(459) + (-G(444)) * G(202);
   G(462) = G(462) + (-G(444)) * G(203);
-  G(445) = -KPP_DIV((-G(445)), G(208));
+  G(445) = -KPP_DIVR((-G(445)), G(208), P(208));
   G(451) = G(451) + (-G(445)) * G(209);
   G(455) = G(455) + (-G(445)) * G(210);
   G(456) = G(456) + (-G(445)) * G(211);
@@ -1643,7 +1647,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(458) = G(458) + (-G(445)) * G(213);
   G(459) = G(459) + (-G(445)) * G(214);
   G(462) = G(462) + (-G(445)) * G(215);
-  G(446) = -KPP_DIV((-G(446)), G(220));
+  G(446) = -KPP_DIVR((-G(446)), G(220), P(220));
   G(450) = G(450) + (-G(446)) * G(221);
   G(455) = G(455) + (-G(446)) * G(222);
   G(456) = G(456) + (-G(446)) * G(223);
@@ -1652,7 +1656,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(459) = G(459) + (-G(446)) * G(226);
   G(462) = G(462) + (-G(446)) * G(227);
   G(463) = G(463) + (-G(446)) * G(228);
-  G(447) = -KPP_DIV((-G(447)), G(230));
+  G(447) = -KPP_DIVR((-G(447)), G(230), P(230));
   G(451) = G(451) + (-G(447)) * G(231);
   G(455) = G(455) + (-G(447)) * G(232);
   G(456) = G(456) + (-G(447)) * G(233);
@@ -1660,19 +1664,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(458) = G(458) + (-G(447)) * G(235);
   G(459) = G(459) + (-G(447)) * G(236);
   G(462) = G(462) + (-G(447)) * G(237);
-  G(448) = -KPP_DIV((-G(448)), G(239));
+  G(448) = -KPP_DIVR((-G(448)), G(239), P(239));
   G(455) = G(455) + (-G(448)) * G(240);
   G(456) = G(456) + (-G(448)) * G(241);
   G(457) = G(457) + (-G(448)) * G(242);
   G(459) = G(459) + (-G(448)) * G(243);
   G(462) = G(462) + (-G(448)) * G(244);
-  G(449) = -KPP_DIV((-G(449)), G(299));
+  G(449) = -KPP_DIVR((-G(449)), G(299), P(299));
   G(455) = G(455) + (-G(449)) * G(300);
   G(456) = G(456) + (-G(449)) * G(301);
   G(457) = G(457) + (-G(449)) * G(302);
   G(459) = G(459) + (-G(449)) * G(303);
   G(462) = G(462) + (-G(449)) * G(304);
-  G(450) = -KPP_DIV((-G(450)), G(310));
+  G(450) = -KPP_DIVR((-G(450)), G(310), P(310));
   G(455) = G(455) + (-G(450)) * G(311);
   G(456) = G(456) + (-G(450)) * G(312);
   G(457) = G(457) + (-G(450)) * G(313);
@@ -1680,13 +1684,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(459) = G(459) + (-G(450)) * G(315);
   G(462) = G(462) + (-G(450)) * G(316);
   G(463) = G(463) + (-G(450)) * G(317);
-  G(451) = -KPP_DIV((-G(451)), G(323));
+  G(451) = -KPP_DIVR((-G(451)), G(323), P(323));
   G(455) = G(455) + (-G(451)) * G(324);
   G(457) = G(457) + (-G(451)) * G(325);
   G(458) = G(458) + (-G(451)) * G(326);
   G(462) = G(462) + (-G(451)) * G(327);
   G(463) = G(463) + (-G(451)) * G(328);
-  G(452) = -KPP_DIV((-G(452)), G(356));
+  G(452) = -KPP_DIVR((-G(452)), G(356), P(356));
   G(453) = G(453) + (-G(452)) * G(357);
   G(454) = G(454) + (-G(452)) * G(358);
   G(455) = G(455) + (-G(452)) * G(359);
@@ -1698,7 +1702,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(461) = G(461) + (-G(452)) * G(365);
   G(462) = G(462) + (-G(452)) * G(366);
   G(463) = G(463) + (-G(452)) * G(367);
-  G(453) = -KPP_DIV((-G(453)), G(370));
+  G(453) = -KPP_DIVR((-G(453)), G(370), P(370));
   G(455) = G(455) + (-G(453)) * G(371);
   G(456) = G(456) + (-G(453)) * G(372);
   G(457) = G(457) + (-G(453)) * G(373);
@@ -1706,7 +1710,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(459) = G(459) + (-G(453)) * G(375);
   G(462) = G(462) + (-G(453)) * G(376);
   G(463) = G(463) + (-G(453)) * G(377);
-  G(454) = -KPP_DIV((-G(454)), G(384));
+  G(454) = -KPP_DIVR((-G(454)), G(384), P(384));
   G(455) = G(455) + (-G(454)) * G(385);
   G(456) = G(456) + (-G(454)) * G(386);
   G(457) = G(457) + (-G(454)) * G(387);
@@ -1715,8 +1719,8 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(460) = G(460) + (-G(454)) * G(390);
   G(462) = G(462) + (-G(454)) * G(391);
   G(463) = G(463) + (-G(454)) * G(392);
-  G(455) = -KPP_DIV((-G(455)), G(426));
-  G(456) = G(456) + (-G(455)) * G(427);
+  G(455) = -KPP_DIVR((-G(455)), G(426), P(426));
+  G(456) = G(456) + (-G(455)) * G(427); P(456) = KPP_RCP(G(456));
   G(457) = G(457) + (-G(455)) * G(428);
   G(458) = G(458) + (-G(455)) * G(429);
   G(459) = G(459) + (-G(455)) * G(430);
@@ -1724,57 +1728,57 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(461) = G(461) + (-G(455)) * G(432);
   G(462) = G(462) + (-G(455)) * G(433);
   G(463) = G(463) + (-G(455)) * G(434);
-  G(464) = -KPP_DIV((-G(464)), G(29));
+  G(464) = -KPP_DIVR((-G(464)), G(29), P(29));
   G(504) = G(504) + (-G(464)) * G(30);
-  G(465) = -KPP_DIV((-G(465)), G(31));
+  G(465) = -KPP_DIVR((-G(465)), G(31), P(31));
   G(504) = G(504) + (-G(465)) * G(32);
-  G(466) = -KPP_DIV((-G(466)), G(33));
+  G(466) = -KPP_DIVR((-G(466)), G(33), P(33));
   G(497) = G(497) + (-G(466)) * G(34);
-  G(467) = -KPP_DIV((-G(467)), G(35));
+  G(467) = -KPP_DIVR((-G(467)), G(35), P(35));
   G(504) = G(504) + (-G(467)) * G(36);
-  G(468) = -KPP_DIV((-G(468)), G(37));
+  G(468) = -KPP_DIVR((-G(468)), G(37), P(37));
   G(504) = G(504) + (-G(468)) * G(38);
-  G(469) = -KPP_DIV((-G(469)), G(39));
+  G(469) = -KPP_DIVR((-G(469)), G(39), P(39));
   G(504) = G(504) + (-G(469)) * G(40);
-  G(470) = -KPP_DIV((-G(470)), G(41));
+  G(470) = -KPP_DIVR((-G(470)), G(41), P(41));
   G(504) = G(504) + (-G(470)) * G(42);
-  G(471) = -KPP_DIV((-G(471)), G(46));
+  G(471) = -KPP_DIVR((-G(471)), G(46), P(46));
   G(504) = G(504) + (-G(471)) * G(47);
   G(509) = G(509) + (-G(471)) * G(48);
-  G(472) = -KPP_DIV((-G(472)), G(49));
+  G(472) = -KPP_DIVR((-G(472)), G(49), P(49));
   G(502) = G(502) + (-G(472)) * G(50);
   G(504) = G(504) + (-G(472)) * G(51);
-  G(473) = -KPP_DIV((-G(473)), G(55));
+  G(473) = -KPP_DIVR((-G(473)), G(55), P(55));
   G(504) = G(504) + (-G(473)) * G(56);
-  G(474) = -KPP_DIV((-G(474)), G(57));
+  G(474) = -KPP_DIVR((-G(474)), G(57), P(57));
   G(484) = G(484) + (-G(474)) * G(58);
   G(485) = G(485) + (-G(474)) * G(59);
   G(497) = G(497) + (-G(474)) * G(60);
   G(504) = G(504) + (-G(474)) * G(61);
-  G(475) = -KPP_DIV((-G(475)), G(62));
+  G(475) = -KPP_DIVR((-G(475)), G(62), P(62));
   G(502) = G(502) + (-G(475)) * G(63);
   G(504) = G(504) + (-G(475)) * G(64);
   G(506) = G(506) + (-G(475)) * G(65);
-  G(476) = -KPP_DIV((-G(476)), G(71));
+  G(476) = -KPP_DIVR((-G(476)), G(71), P(71));
   G(502) = G(502) + (-G(476)) * G(72);
   G(504) = G(504) + (-G(476)) * G(73);
   G(510) = G(510) + (-G(476)) * G(74);
-  G(477) = -KPP_DIV((-G(477)), G(75));
+  G(477) = -KPP_DIVR((-G(477)), G(75), P(75));
   G(502) = G(502) + (-G(477)) * G(76);
   G(503) = G(503) + (-G(477)) * G(77);
   G(504) = G(504) + (-G(477)) * G(78);
-  G(478) = -KPP_DIV((-G(478)), G(81));
+  G(478) = -KPP_DIVR((-G(478)), G(81), P(81));
   G(504) = G(504) + (-G(478)) * G(82);
   G(505) = G(505) + (-G(478)) * G(83);
-  G(479) = -KPP_DIV((-G(479)), G(84));
+  G(479) = -KPP_DIVR((-G(479)), G(84), P(84));
   G(504) = G(504) + (-G(479)) * G(85);
   G(506) = G(506) + (-G(479)) * G(86);
   G(510) = G(510) + (-G(479)) * G(87);
-  G(480) = -KPP_DIV((-G(480)), G(88));
+  G(480) = -KPP_DIVR((-G(480)), G(88), P(88));
   G(497) = G(497) + (-G(480)) * G(89);
   G(504) = G(504) + (-G(480)) * G(90);
   G(505) = G(505) + (-G(480)) * G(91);
-  G(481) = -KPP_DIV((-G(481)), G(94));
+  G(481) = -KPP_DIVR((-G(481)), G(94), P(94));
   G(486) = G(486) + (-G(481)) * G(95);
   G(487) = G(487) + (-G(481)) * G(96);
   G(489) = G(489) + (-G(481)) * G(97);
@@ -1784,7 +1788,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(504) = G(504) + (-G(481)) * G(101);
   G(505) = G(505) + (-G(481)) * G(102);
   G(510) = G(510) + (-G(481)) * G(103);
-  G(482) = -KPP_DIV((-G(482)), G(105));
+  G(482) = -KPP_DIVR((-G(482)), G(105), P(105));
   G(483) = G(483) + (-G(482)) * G(106);
   G(484) = G(484) + (-G(482)) * G(107);
   G(485) = G(485) + (-G(482)) * G(108);
@@ -1799,19 +1803,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(505) = G(505) + (-G(482)) * G(117);
   G(506) = G(506) + (-G(482)) * G(118);
   G(509) = G(509) + (-G(482)) * G(119);
-  G(483) = -KPP_DIV((-G(483)), G(120));
+  G(483) = -KPP_DIVR((-G(483)), G(120), P(120));
   G(497) = G(497) + (-G(483)) * G(121);
   G(504) = G(504) + (-G(483)) * G(122);
   G(505) = G(505) + (-G(483)) * G(123);
-  G(484) = -KPP_DIV((-G(484)), G(124));
+  G(484) = -KPP_DIVR((-G(484)), G(124), P(124));
   G(497) = G(497) + (-G(484)) * G(125);
   G(504) = G(504) + (-G(484)) * G(126);
   G(505) = G(505) + (-G(484)) * G(127);
-  G(485) = -KPP_DIV((-G(485)), G(128));
+  G(485) = -KPP_DIVR((-G(485)), G(128), P(128));
   G(497) = G(497) + (-G(485)) * G(129);
   G(504) = G(504) + (-G(485)) * G(130);
   G(505) = G(505) + (-G(485)) * G(131);
-  G(486) = -KPP_DIV((-G(486)), G(132));
+  G(486) = -KPP_DIVR((-G(486)), G(132), P(132));
   G(490) = G(490) + (-G(486)) * G(133);
   G(491) = G(491) + (-G(486)) * G(134);
   G(503) = G(503) + (-G(486)) * G(135);
@@ -1819,7 +1823,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(505) = G(505) + (-G(486)) * G(137);
   G(506) = G(506) + (-G(486)) * G(138);
   G(509) = G(509) + (-G(486)) * G(139);
-  G(487) = -KPP_DIV((-G(487)), G(140));
+  G(487) = -KPP_DIVR((-G(487)), G(140), P(140));
   G(490) = G(490) + (-G(487)) * G(141);
   G(496) = G(496) + (-G(487)) * G(142);
   G(503) = G(503) + (-G(487)) * G(143);
@@ -1827,7 +1831,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(505) = G(505) + (-G(487)) * G(145);
   G(506) = G(506) + (-G(487)) * G(146);
   G(509) = G(509) + (-G(487)) * G(147);
-  G(488) = -KPP_DIV((-G(488)), G(158));
+  G(488) = -KPP_DIVR((-G(488)), G(158), P(158));
   G(492) = G(492) + (-G(488)) * G(159);
   G(495) = G(495) + (-G(488)) * G(160);
   G(497) = G(497) + (-G(488)) * G(161);
@@ -1839,7 +1843,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(506) = G(506) + (-G(488)) * G(167);
   G(507) = G(507) + (-G(488)) * G(168);
   G(509) = G(509) + (-G(488)) * G(169);
-  G(489) = -KPP_DIV((-G(489)), G(170));
+  G(489) = -KPP_DIVR((-G(489)), G(170), P(170));
   G(490) = G(490) + (-G(489)) * G(171);
   G(491) = G(491) + (-G(489)) * G(172);
   G(496) = G(496) + (-G(489)) * G(173);
@@ -1849,25 +1853,25 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(505) = G(505) + (-G(489)) * G(177);
   G(506) = G(506) + (-G(489)) * G(178);
   G(509) = G(509) + (-G(489)) * G(179);
-  G(490) = -KPP_DIV((-G(490)), G(181));
+  G(490) = -KPP_DIVR((-G(490)), G(181), P(181));
   G(502) = G(502) + (-G(490)) * G(182);
   G(503) = G(503) + (-G(490)) * G(183);
   G(504) = G(504) + (-G(490)) * G(184);
   G(506) = G(506) + (-G(490)) * G(185);
   G(509) = G(509) + (-G(490)) * G(186);
-  G(491) = -KPP_DIV((-G(491)), G(188));
+  G(491) = -KPP_DIVR((-G(491)), G(188), P(188));
   G(502) = G(502) + (-G(491)) * G(189);
   G(503) = G(503) + (-G(491)) * G(190);
   G(504) = G(504) + (-G(491)) * G(191);
   G(506) = G(506) + (-G(491)) * G(192);
   G(509) = G(509) + (-G(491)) * G(193);
-  G(492) = -KPP_DIV((-G(492)), G(239));
+  G(492) = -KPP_DIVR((-G(492)), G(239), P(239));
   G(502) = G(502) + (-G(492)) * G(240);
   G(503) = G(503) + (-G(492)) * G(241);
   G(504) = G(504) + (-G(492)) * G(242);
   G(506) = G(506) + (-G(492)) * G(243);
   G(509) = G(509) + (-G(492)) * G(244);
-  G(493) = -KPP_DIV((-G(493)), G(252));
+  G(493) = -KPP_DIVR((-G(493)), G(252), P(252));
   G(495) = G(495) + (-G(493)) * G(253);
   G(496) = G(496) + (-G(493)) * G(254);
   G(497) = G(497) + (-G(493)) * G(255);
@@ -1882,7 +1886,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(508) = G(508) + (-G(493)) * G(264);
   G(509) = G(509) + (-G(493)) * G(265);
   G(510) = G(510) + (-G(493)) * G(266);
-  G(494) = -KPP_DIV((-G(494)), G(283));
+  G(494) = -KPP_DIVR((-G(494)), G(283), P(283));
   G(495) = G(495) + (-G(494)) * G(284);
   G(496) = G(496) + (-G(494)) * G(285);
   G(497) = G(497) + (-G(494)) * G(286);
@@ -1897,13 +1901,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(508) = G(508) + (-G(494)) * G(295);
   G(509) = G(509) + (-G(494)) * G(296);
   G(510) = G(510) + (-G(494)) * G(297);
-  G(495) = -KPP_DIV((-G(495)), G(299));
+  G(495) = -KPP_DIVR((-G(495)), G(299), P(299));
   G(502) = G(502) + (-G(495)) * G(300);
   G(503) = G(503) + (-G(495)) * G(301);
   G(504) = G(504) + (-G(495)) * G(302);
   G(506) = G(506) + (-G(495)) * G(303);
   G(509) = G(509) + (-G(495)) * G(304);
-  G(496) = -KPP_DIV((-G(496)), G(310));
+  G(496) = -KPP_DIVR((-G(496)), G(310), P(310));
   G(502) = G(502) + (-G(496)) * G(311);
   G(503) = G(503) + (-G(496)) * G(312);
   G(504) = G(504) + (-G(496)) * G(313);
@@ -1911,13 +1915,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(506) = G(506) + (-G(496)) * G(315);
   G(509) = G(509) + (-G(496)) * G(316);
   G(510) = G(510) + (-G(496)) * G(317);
-  G(497) = -KPP_DIV((-G(497)), G(323));
+  G(497) = -KPP_DIVR((-G(497)), G(323), P(323));
   G(502) = G(502) + (-G(497)) * G(324);
   G(504) = G(504) + (-G(497)) * G(325);
   G(505) = G(505) + (-G(497)) * G(326);
   G(509) = G(509) + (-G(497)) * G(327);
   G(510) = G(510) + (-G(497)) * G(328);
-  G(498) = -KPP_DIV((-G(498)), G(334));
+  G(498) = -KPP_DIVR((-G(498)), G(334), P(334));
   G(502) = G(502) + (-G(498)) * G(335);
   G(503) = G(503) + (-G(498)) * G(336);
   G(504) = G(504) + (-G(498)) * G(337);
@@ -1926,7 +1930,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(507) = G(507) + (-G(498)) * G(340);
   G(509) = G(509) + (-G(498)) * G(341);
   G(510) = G(510) + (-G(498)) * G(342);
-  G(499) = -KPP_DIV((-G(499)), G(356));
+  G(499) = -KPP_DIVR((-G(499)), G(356), P(356));
   G(500) = G(500) + (-G(499)) * G(357);
   G(501) = G(501) + (-G(499)) * G(358);
   G(502) = G(502) + (-G(499)) * G(359);
@@ -1938,7 +1942,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(508) = G(508) + (-G(499)) * G(365);
   G(509) = G(509) + (-G(499)) * G(366);
   G(510) = G(510) + (-G(499)) * G(367);
-  G(500) = -KPP_DIV((-G(500)), G(370));
+  G(500) = -KPP_DIVR((-G(500)), G(370), P(370));
   G(502) = G(502) + (-G(500)) * G(371);
   G(503) = G(503) + (-G(500)) * G(372);
   G(504) = G(504) + (-G(500)) * G(373);
@@ -1946,7 +1950,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(506) = G(506) + (-G(500)) * G(375);
   G(509) = G(509) + (-G(500)) * G(376);
   G(510) = G(510) + (-G(500)) * G(377);
-  G(501) = -KPP_DIV((-G(501)), G(384));
+  G(501) = -KPP_DIVR((-G(501)), G(384), P(384));
   G(502) = G(502) + (-G(501)) * G(385);
   G(503) = G(503) + (-G(501)) * G(386);
   G(504) = G(504) + (-G(501)) * G(387);
@@ -1955,7 +1959,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(507) = G(507) + (-G(501)) * G(390);
   G(509) = G(509) + (-G(501)) * G(391);
   G(510) = G(510) + (-G(501)) * G(392);
-  G(502) = -KPP_DIV((-G(502)), G(426));
+  G(502) = -KPP_DIVR((-G(502)), G(426), P(426));
   G(503) = G(503) + (-G(502)) * G(427);
   G(504) = G(504) + (-G(502)) * G(428);
   G(505) = G(505) + (-G(502)) * G(429);
@@ -1964,33 +1968,33 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(508) = G(508) + (-G(502)) * G(432);
   G(509) = G(509) + (-G(502)) * G(433);
   G(510) = G(510) + (-G(502)) * G(434);
-  G(503) = -KPP_DIV((-G(503)), G(456));
-  G(504) = G(504) + (-G(503)) * G(457);
+  G(503) = -KPP_DIVR((-G(503)), G(456), P(456));
+  G(504) = G(504) + (-G(503)) * G(457); P(504) = KPP_RCP(G(504));
   G(505) = G(505) + (-G(503)) * G(458);
   G(506) = G(506) + (-G(503)) * G(459);
   G(507) = G(507) + (-G(503)) * G(460);
   G(508) = G(508) + (-G(503)) * G(461);
   G(509) = G(509) + (-G(503)) * G(462);
   G(510) = G(510) + (-G(503)) * G(463);
-  G(511) = -KPP_DIV((-G(511)), G(52));
+  G(511) = -KPP_DIVR((-G(511)), G(52), P(52));
   G(535) = G(535) + (-G(511)) * G(53);
   G(540) = G(540) + (-G(511)) * G(54);
-  G(512) = -KPP_DIV((-G(512)), G(71));
+  G(512) = -KPP_DIVR((-G(512)), G(71), P(71));
   G(532) = G(532) + (-G(512)) * G(72);
   G(534) = G(534) + (-G(512)) * G(73);
   G(540) = G(540) + (-G(512)) * G(74);
-  G(513) = -KPP_DIV((-G(513)), G(81));
+  G(513) = -KPP_DIVR((-G(513)), G(81), P(81));
   G(534) = G(534) + (-G(513)) * G(82);
   G(535) = G(535) + (-G(513)) * G(83);
-  G(514) = -KPP_DIV((-G(514)), G(84));
+  G(514) = -KPP_DIVR((-G(514)), G(84), P(84));
   G(534) = G(534) + (-G(514)) * G(85);
   G(536) = G(536) + (-G(514)) * G(86);
   G(540) = G(540) + (-G(514)) * G(87);
-  G(515) = -KPP_DIV((-G(515)), G(88));
+  G(515) = -KPP_DIVR((-G(515)), G(88), P(88));
   G(528) = G(528) + (-G(515)) * G(89);
   G(534) = G(534) + (-G(515)) * G(90);
   G(535) = G(535) + (-G(515)) * G(91);
-  G(516) = -KPP_DIV((-G(516)), G(94));
+  G(516) = -KPP_DIVR((-G(516)), G(94), P(94));
   G(520) = G(520) + (-G(516)) * G(95);
   G(521) = G(521) + (-G(516)) * G(96);
   G(522) = G(522) + (-G(516)) * G(97);
@@ -2000,19 +2004,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(534) = G(534) + (-G(516)) * G(101);
   G(535) = G(535) + (-G(516)) * G(102);
   G(540) = G(540) + (-G(516)) * G(103);
-  G(517) = -KPP_DIV((-G(517)), G(120));
+  G(517) = -KPP_DIVR((-G(517)), G(120), P(120));
   G(528) = G(528) + (-G(517)) * G(121);
   G(534) = G(534) + (-G(517)) * G(122);
   G(535) = G(535) + (-G(517)) * G(123);
-  G(518) = -KPP_DIV((-G(518)), G(124));
+  G(518) = -KPP_DIVR((-G(518)), G(124), P(124));
   G(528) = G(528) + (-G(518)) * G(125);
   G(534) = G(534) + (-G(518)) * G(126);
   G(535) = G(535) + (-G(518)) * G(127);
-  G(519) = -KPP_DIV((-G(519)), G(128));
+  G(519) = -KPP_DIVR((-G(519)), G(128), P(128));
   G(528) = G(528) + (-G(519)) * G(129);
   G(534) = G(534) + (-G(519)) * G(130);
   G(535) = G(535) + (-G(519)) * G(131);
-  G(520) = -KPP_DIV((-G(520)), G(132));
+  G(520) = -KPP_DIVR((-G(520)), G(132), P(132));
   G(523) = G(523) + (-G(520)) * G(133);
   G(524) = G(524) + (-G(520)) * G(134);
   G(533) = G(533) + (-G(520)) * G(135);
@@ -2020,7 +2024,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(535) = G(535) + (-G(520)) * G(137);
   G(536) = G(536) + (-G(520)) * G(138);
   G(539) = G(539) + (-G(520)) * G(139);
-  G(521) = -KPP_DIV((-G(521)), G(140));
+  G(521) = -KPP_DIVR((-G(521)), G(140), P(140));
   G(523) = G(523) + (-G(521)) * G(141);
   G(527) = G(527) + (-G(521)) * G(142);
   G(533) = G(533) + (-G(521)) * G(143);
@@ -2028,7 +2032,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(535) = G(535) + (-G(521)) * G(145);
   G(536) = G(536) + (-G(521)) * G(146);
   G(539) = G(539) + (-G(521)) * G(147);
-  G(522) = -KPP_DIV((-G(522)), G(170));
+  G(522) = -KPP_DIVR((-G(522)), G(170), P(170));
   G(523) = G(523) + (-G(522)) * G(171);
   G(524) = G(524) + (-G(522)) * G(172);
   G(527) = G(527) + (-G(522)) * G(173);
@@ -2038,19 +2042,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(535) = G(535) + (-G(522)) * G(177);
   G(536) = G(536) + (-G(522)) * G(178);
   G(539) = G(539) + (-G(522)) * G(179);
-  G(523) = -KPP_DIV((-G(523)), G(181));
+  G(523) = -KPP_DIVR((-G(523)), G(181), P(181));
   G(532) = G(532) + (-G(523)) * G(182);
   G(533) = G(533) + (-G(523)) * G(183);
   G(534) = G(534) + (-G(523)) * G(184);
   G(536) = G(536) + (-G(523)) * G(185);
   G(539) = G(539) + (-G(523)) * G(186);
-  G(524) = -KPP_DIV((-G(524)), G(188));
+  G(524) = -KPP_DIVR((-G(524)), G(188), P(188));
   G(532) = G(532) + (-G(524)) * G(189);
   G(533) = G(533) + (-G(524)) * G(190);
   G(534) = G(534) + (-G(524)) * G(191);
   G(536) = G(536) + (-G(524)) * G(192);
   G(539) = G(539) + (-G(524)) * G(193);
-  G(525) = -KPP_DIV((-G(525)), G(283));
+  G(525) = -KPP_DIVR((-G(525)), G(283), P(283));
   G(526) = G(526) + (-G(525)) * G(284);
   G(527) = G(527) + (-G(525)) * G(285);
   G(528) = G(528) + (-G(525)) * G(286);
@@ -2065,13 +2069,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(538) = G(538) + (-G(525)) * G(295);
   G(539) = G(539) + (-G(525)) * G(296);
   G(540) = G(540) + (-G(525)) * G(297);
-  G(526) = -KPP_DIV((-G(526)), G(299));
+  G(526) = -KPP_DIVR((-G(526)), G(299), P(299));
   G(532) = G(532) + (-G(526)) * G(300);
   G(533) = G(533) + (-G(526)) * G(301);
   G(534) = G(534) + (-G(526)) * G(302);
   G(536) = G(536) + (-G(526)) * G(303);
   G(539) = G(539) + (-G(526)) * G(304);
-  G(527) = -KPP_DIV((-G(527)), G(310));
+  G(527) = -KPP_DIVR((-G(527)), G(310), P(310));
   G(532) = G(532) + (-G(527)) * G(311);
   G(533) = G(533) + (-G(527)) * G(312);
   G(534) = G(534) + (-G(527)) * G(313);
@@ -2079,13 +2083,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(536) = G(536) + (-G(527)) * G(315);
   G(539) = G(539) + (-G(527)) * G(316);
   G(540) = G(540) + (-G(527)) * G(317);
-  G(528) = -KPP_DIV((-G(528)), G(323));
+  G(528) = -KPP_DIVR((-G(528)), G(323), P(323));
   G(532) = G(532) + (-G(528)) * G(324);
   G(534) = G(534) + (-G(528)) * G(325);
   G(535) = G(535) + (-G(528)) * G(326);
   G(539) = G(539) + (-G(528)) * G(327);
   G(540) = G(540) + (-G(528)) * G(328);
-  G(529) = -KPP_DIV((-G(529)), G(356));
+  G(529) = -KPP_DIVR((-G(529)), G(356), P(356));
   G(530) = G(530) + (-G(529)) * G(357);
   G(531) = G(531) + (-G(529)) * G(358);
   G(532) = G(532) + (-G(529)) * G(359);
@@ -2097,7 +2101,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(538) = G(538) + (-G(529)) * G(365);
   G(539) = G(539) + (-G(529)) * G(366);
   G(540) = G(540) + (-G(529)) * G(367);
-  G(530) = -KPP_DIV((-G(530)), G(370));
+  G(530) = -KPP_DIVR((-G(530)), G(370), P(370));
   G(532) = G(532) + (-G(530)) * G(371);
   G(533) = G(533) + (-G(530)) * G(372);
   G(534) = G(534) + (-G(530)) * G(373);
@@ -2105,7 +2109,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(536) = G(536) + (-G(530)) * G(375);
   G(539) = G(539) + (-G(530)) * G(376);
   G(540) = G(540) + (-G(530)) * G(377);
-  G(531) = -KPP_DIV((-G(531)), G(384));
+  G(531) = -KPP_DIVR((-G(531)), G(384), P(384));
   G(532) = G(532) + (-G(531)) * G(385);
   G(533) = G(533) + (-G(531)) * G(386);
   G(534) = G(534) + (-G(531)) * G(387);
@@ -2114,7 +2118,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(537) = G(537) + (-G(531)) * G(390);
   G(539) = G(539) + (-G(531)) * G(391);
   G(540) = G(540) + (-G(531)) * G(392);
-  G(532) = -KPP_DIV((-G(532)), G(426));
+  G(532) = -KPP_DIVR((-G(532)), G(426), P(426));
   G(533) = G(533) + (-G(532)) * G(427);
   G(534) = G(534) + (-G(532)) * G(428);
   G(535) = G(535) + (-G(532)) * G(429);
@@ -2123,7 +2127,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(538) = G(538) + (-G(532)) * G(432);
   G(539) = G(539) + (-G(532)) * G(433);
   G(540) = G(540) + (-G(532)) * G(434);
-  G(533) = -KPP_DIV((-G(533)), G(456));
+  G(533) = -KPP_DIVR((-G(533)), G(456), P(456));
   G(534) = G(534) + (-G(533)) * G(457);
   G(535) = G(535) + (-G(533)) * G(458);
   G(536) = G(536) + (-G(533)) * G(459);
@@ -2131,29 +2135,29 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(538) = G(538) + (-G(533)) * G(461);
   G(539) = G(539) + (-G(533)) * G(462);
   G(540) = G(540) + (-G(533)) * G(463);
-  G(534) = -KPP_DIV((-G(534)), G(504));
-  G(535) = G(535) + (-G(534)) * G(505);
+  G(534) = -KPP_DIVR((-G(534)), G(504), P(504));
+  G(535) = G(535) + (-G(534)) * G(505); P(535) = KPP_RCP(G(535));
   G(536) = G(536) + (-G(534)) * G(506);
   G(537) = G(537) + (-G(534)) * G(507);
   G(538) = G(538) + (-G(534)) * G(508);
   G(539) = G(539) + (-G(534)) * G(509);
   G(540) = G(540) + (-G(534)) * G(510);
-  G(541) = -KPP_DIV((-G(541)), G(62));
+  G(541) = -KPP_DIVR((-G(541)), G(62), P(62));
   G(560) = G(560) + (-G(541)) * G(63);
   G(562) = G(562) + (-G(541)) * G(64);
   G(564) = G(564) + (-G(541)) * G(65);
-  G(542) = -KPP_DIV((-G(542)), G(84));
+  G(542) = -KPP_DIVR((-G(542)), G(84), P(84));
   G(562) = G(562) + (-G(542)) * G(85);
   G(564) = G(564) + (-G(542)) * G(86);
   G(568) = G(568) + (-G(542)) * G(87);
-  G(543) = -KPP_DIV((-G(543)), G(149));
+  G(543) = -KPP_DIVR((-G(543)), G(149), P(149));
   G(560) = G(560) + (-G(543)) * G(150);
   G(561) = G(561) + (-G(543)) * G(151);
   G(562) = G(562) + (-G(543)) * G(152);
   G(563) = G(563) + (-G(543)) * G(153);
   G(564) = G(564) + (-G(543)) * G(154);
   G(568) = G(568) + (-G(543)) * G(155);
-  G(544) = -KPP_DIV((-G(544)), G(158));
+  G(544) = -KPP_DIVR((-G(544)), G(158), P(158));
   G(552) = G(552) + (-G(544)) * G(159);
   G(553) = G(553) + (-G(544)) * G(160);
   G(555) = G(555) + (-G(544)) * G(161);
@@ -2165,7 +2169,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(564) = G(564) + (-G(544)) * G(167);
   G(565) = G(565) + (-G(544)) * G(168);
   G(567) = G(567) + (-G(544)) * G(169);
-  G(545) = -KPP_DIV((-G(545)), G(170));
+  G(545) = -KPP_DIVR((-G(545)), G(170), P(170));
   G(546) = G(546) + (-G(545)) * G(171);
   G(547) = G(547) + (-G(545)) * G(172);
   G(554) = G(554) + (-G(545)) * G(173);
@@ -2175,19 +2179,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(563) = G(563) + (-G(545)) * G(177);
   G(564) = G(564) + (-G(545)) * G(178);
   G(567) = G(567) + (-G(545)) * G(179);
-  G(546) = -KPP_DIV((-G(546)), G(181));
+  G(546) = -KPP_DIVR((-G(546)), G(181), P(181));
   G(560) = G(560) + (-G(546)) * G(182);
   G(561) = G(561) + (-G(546)) * G(183);
   G(562) = G(562) + (-G(546)) * G(184);
   G(564) = G(564) + (-G(546)) * G(185);
   G(567) = G(567) + (-G(546)) * G(186);
-  G(547) = -KPP_DIV((-G(547)), G(188));
+  G(547) = -KPP_DIVR((-G(547)), G(188), P(188));
   G(560) = G(560) + (-G(547)) * G(189);
   G(561) = G(561) + (-G(547)) * G(190);
   G(562) = G(562) + (-G(547)) * G(191);
   G(564) = G(564) + (-G(547)) * G(192);
   G(567) = G(567) + (-G(547)) * G(193);
-  G(548) = -KPP_DIV((-G(548)), G(196));
+  G(548) = -KPP_DIVR((-G(548)), G(196), P(196));
   G(555) = G(555) + (-G(548)) * G(197);
   G(560) = G(560) + (-G(548)) * G(198);
   G(561) = G(561) + (-G(548)) * G(199);
@@ -2195,7 +2199,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(563) = G(563) + (-G(548)) * G(201);
   G(564) = G(564) + (-G(548)) * G(202);
   G(567) = G(567) + (-G(548)) * G(203);
-  G(549) = -KPP_DIV((-G(549)), G(208));
+  G(549) = -KPP_DIVR((-G(549)), G(208), P(208));
   G(555) = G(555) + (-G(549)) * G(209);
   G(560) = G(560) + (-G(549)) * G(210);
   G(561) = G(561) + (-G(549)) * G(211);
@@ -2203,7 +2207,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(563) = G(563) + (-G(549)) * G(213);
   G(564) = G(564) + (-G(549)) * G(214);
   G(567) = G(567) + (-G(549)) * G(215);
-  G(550) = -KPP_DIV((-G(550)), G(220));
+  G(550) = -KPP_DIVR((-G(550)), G(220), P(220));
   G(554) = G(554) + (-G(550)) * G(221);
   G(560) = G(560) + (-G(550)) * G(222);
   G(561) = G(561) + (-G(550)) * G(223);
@@ -2212,7 +2216,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(564) = G(564) + (-G(550)) * G(226);
   G(567) = G(567) + (-G(550)) * G(227);
   G(568) = G(568) + (-G(550)) * G(228);
-  G(551) = -KPP_DIV((-G(551)), G(230));
+  G(551) = -KPP_DIVR((-G(551)), G(230), P(230));
   G(555) = G(555) + (-G(551)) * G(231);
   G(560) = G(560) + (-G(551)) * G(232);
   G(561) = G(561) + (-G(551)) * G(233);
@@ -2220,19 +2224,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(563) = G(563) + (-G(551)) * G(235);
   G(564) = G(564) + (-G(551)) * G(236);
   G(567) = G(567) + (-G(551)) * G(237);
-  G(552) = -KPP_DIV((-G(552)), G(239));
+  G(552) = -KPP_DIVR((-G(552)), G(239), P(239));
   G(560) = G(560) + (-G(552)) * G(240);
   G(561) = G(561) + (-G(552)) * G(241);
   G(562) = G(562) + (-G(552)) * G(242);
   G(564) = G(564) + (-G(552)) * G(243);
   G(567) = G(567) + (-G(552)) * G(244);
-  G(553) = -KPP_DIV((-G(553)), G(299));
+  G(553) = -KPP_DIVR((-G(553)), G(299), P(299));
   G(560) = G(560) + (-G(553)) * G(300);
   G(561) = G(561) + (-G(553)) * G(301);
   G(562) = G(562) + (-G(553)) * G(302);
   G(564) = G(564) + (-G(553)) * G(303);
   G(567) = G(567) + (-G(553)) * G(304);
-  G(554) = -KPP_DIV((-G(554)), G(310));
+  G(554) = -KPP_DIVR((-G(554)), G(310), P(310));
   G(560) = G(560) + (-G(554)) * G(311);
   G(561) = G(561) + (-G(554)) * G(312);
   G(562) = G(562) + (-G(554)) * G(313);
@@ -2240,13 +2244,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(564) = G(564) + (-G(554)) * G(315);
   G(567) = G(567) + (-G(554)) * G(316);
   G(568) = G(568) + (-G(554)) * G(317);
-  G(555) = -KPP_DIV((-G(555)), G(323));
+  G(555) = -KPP_DIVR((-G(555)), G(323), P(323));
   G(560) = G(560) + (-G(555)) * G(324);
   G(562) = G(562) + (-G(555)) * G(325);
   G(563) = G(563) + (-G(555)) * G(326);
   G(567) = G(567) + (-G(555)) * G(327);
   G(568) = G(568) + (-G(555)) * G(328);
-  G(556) = -KPP_DIV((-G(556)), G(334));
+  G(556) = -KPP_DIVR((-G(556)), G(334), P(334));
   G(560) = G(560) + (-G(556)) * G(335);
   G(561) = G(561) + (-G(556)) * G(336);
   G(562) = G(562) + (-G(556)) * G(337);
@@ -2255,7 +2259,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(565) = G(565) + (-G(556)) * G(340);
   G(567) = G(567) + (-G(556)) * G(341);
   G(568) = G(568) + (-G(556)) * G(342);
-  G(557) = -KPP_DIV((-G(557)), G(356));
+  G(557) = -KPP_DIVR((-G(557)), G(356), P(356));
   G(558) = G(558) + (-G(557)) * G(357);
   G(559) = G(559) + (-G(557)) * G(358);
   G(560) = G(560) + (-G(557)) * G(359);
@@ -2267,7 +2271,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(566) = G(566) + (-G(557)) * G(365);
   G(567) = G(567) + (-G(557)) * G(366);
   G(568) = G(568) + (-G(557)) * G(367);
-  G(558) = -KPP_DIV((-G(558)), G(370));
+  G(558) = -KPP_DIVR((-G(558)), G(370), P(370));
   G(560) = G(560) + (-G(558)) * G(371);
   G(561) = G(561) + (-G(558)) * G(372);
   G(562) = G(562) + (-G(558)) * G(373);
@@ -2275,7 +2279,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(564) = G(564) + (-G(558)) * G(375);
   G(567) = G(567) + (-G(558)) * G(376);
   G(568) = G(568) + (-G(558)) * G(377);
-  G(559) = -KPP_DIV((-G(559)), G(384));
+  G(559) = -KPP_DIVR((-G(559)), G(384), P(384));
   G(560) = G(560) + (-G(559)) * G(385);
   G(561) = G(561) + (-G(559)) * G(386);
   G(562) = G(562) + (-G(559)) * G(387);
@@ -2284,7 +2288,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(565) = G(565) + (-G(559)) * G(390);
   G(567) = G(567) + (-G(559)) * G(391);
   G(568) = G(568) + (-G(559)) * G(392);
-  G(560) = -KPP_DIV((-G(560)), G(426));
+  G(560) = -KPP_DIVR((-G(560)), G(426), P(426));
   G(561) = G(561) + (-G(560)) * G(427);
   G(562) = G(562) + (-G(560)) * G(428);
   G(563) = G(563) + (-G(560)) * G(429);
@@ -2293,7 +2297,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(566) = G(566) + (-G(560)) * G(432);
   G(567) = G(567) + (-G(560)) * G(433);
   G(568) = G(568) + (-G(560)) * G(434);
-  G(561) = -KPP_DIV((-G(561)), G(456));
+  G(561) = -KPP_DIVR((-G(561)), G(456), P(456));
   G(562) = G(562) + (-G(561)) * G(457);
   G(563) = G(563) + (-G(561)) * G(458);
   G(564) = G(564) + (-G(561)) * G(459);
@@ -2301,22 +2305,22 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(566) = G(566) + (-G(561)) * G(461);
   G(567) = G(567) + (-G(561)) * G(462);
   G(568) = G(568) + (-G(561)) * G(463);
-  G(562) = -KPP_DIV((-G(562)), G(504));
+  G(562) = -KPP_DIVR((-G(562)), G(504), P(504));
   G(563) = G(563) + (-G(562)) * G(505);
   G(564) = G(564) + (-G(562)) * G(506);
   G(565) = G(565) + (-G(562)) * G(507);
   G(566) = G(566) + (-G(562)) * G(508);
   G(567) = G(567) + (-G(562)) * G(509);
   G(568) = G(568) + (-G(562)) * G(510);
-  G(563) = -KPP_DIV((-G(563)), G(535));
-  G(564) = G(564) + (-G(563)) * G(536);
+  G(563) = -KPP_DIVR((-G(563)), G(535), P(535));
+  G(564) = G(564) + (-G(563)) * G(536); P(564) = KPP_RCP(G(564));
   G(565) = G(565) + (-G(563)) * G(537);
   G(566) = G(566) + (-G(563)) * G(538);
   G(567) = G(567) + (-G(563)) * G(539);
   G(568) = G(568) + (-G(563)) * G(540);
-  G(569) = -KPP_DIV((-G(569)), G(55));
+  G(569) = -KPP_DIVR((-G(569)), G(55), P(55));
   G(579) = G(579) + (-G(569)) * G(56);
-  G(570) = -KPP_DIV((-G(570)), G(252));
+  G(570) = -KPP_DIVR((-G(570)), G(252), P(252));
   G(571) = G(571) + (-G(570)) * G(253);
   G(572) = G(572) + (-G(570)) * G(254);
   G(573) = G(573) + (-G(570)) * G(255);
@@ -2331,13 +2335,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(583) = G(583) + (-G(570)) * G(264);
   G(584) = G(584) + (-G(570)) * G(265);
   G(585) = G(585) + (-G(570)) * G(266);
-  G(571) = -KPP_DIV((-G(571)), G(299));
+  G(571) = -KPP_DIVR((-G(571)), G(299), P(299));
   G(577) = G(577) + (-G(571)) * G(300);
   G(578) = G(578) + (-G(571)) * G(301);
   G(579) = G(579) + (-G(571)) * G(302);
   G(581) = G(581) + (-G(571)) * G(303);
   G(584) = G(584) + (-G(571)) * G(304);
-  G(572) = -KPP_DIV((-G(572)), G(310));
+  G(572) = -KPP_DIVR((-G(572)), G(310), P(310));
   G(577) = G(577) + (-G(572)) * G(311);
   G(578) = G(578) + (-G(572)) * G(312);
   G(579) = G(579) + (-G(572)) * G(313);
@@ -2345,13 +2349,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(581) = G(581) + (-G(572)) * G(315);
   G(584) = G(584) + (-G(572)) * G(316);
   G(585) = G(585) + (-G(572)) * G(317);
-  G(573) = -KPP_DIV((-G(573)), G(323));
+  G(573) = -KPP_DIVR((-G(573)), G(323), P(323));
   G(577) = G(577) + (-G(573)) * G(324);
   G(579) = G(579) + (-G(573)) * G(325);
   G(580) = G(580) + (-G(573)) * G(326);
   G(584) = G(584) + (-G(573)) * G(327);
   G(585) = G(585) + (-G(573)) * G(328);
-  G(574) = -KPP_DIV((-G(574)), G(334));
+  G(574) = -KPP_DIVR((-G(574)), G(334), P(334));
   G(577) = G(577) + (-G(574)) * G(335);
   G(578) = G(578) + (-G(574)) * G(336);
   G(579) = G(579) + (-G(574)) * G(337);
@@ -2360,7 +2364,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(582) = G(582) + (-G(574)) * G(340);
   G(584) = G(584) + (-G(574)) * G(341);
   G(585) = G(585) + (-G(574)) * G(342);
-  G(575) = -KPP_DIV((-G(575)), G(370));
+  G(575) = -KPP_DIVR((-G(575)), G(370), P(370));
   G(577) = G(577) + (-G(575)) * G(371);
   G(578) = G(578) + (-G(575)) * G(372);
   G(579) = G(579) + (-G(575)) * G(373);
@@ -2368,7 +2372,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(581) = G(581) + (-G(575)) * G(375);
   G(584) = G(584) + (-G(575)) * G(376);
   G(585) = G(585) + (-G(575)) * G(377);
-  G(576) = -KPP_DIV((-G(576)), G(384));
+  G(576) = -KPP_DIVR((-G(576)), G(384), P(384));
   G(577) = G(577) + (-G(576)) * G(385);
   G(578) = G(578) + (-G(576)) * G(386);
   G(579) = G(579) + (-G(576)) * G(387);
@@ -2377,7 +2381,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(582) = G(582) + (-G(576)) * G(390);
   G(584) = G(584) + (-G(576)) * G(391);
   G(585) = G(585) + (-G(576)) * G(392);
-  G(577) = -KPP_DIV((-G(577)), G(426));
+  G(577) = -KPP_DIVR((-G(577)), G(426), P(426));
   G(578) = G(578) + (-G(577)) * G(427);
   G(579) = G(579) + (-G(577)) * G(428);
   G(580) = G(580) + (-G(577)) * G(429);
@@ -2386,7 +2390,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(583) = G(583) + (-G(577)) * G(432);
   G(584) = G(584) + (-G(577)) * G(433);
   G(585) = G(585) + (-G(577)) * G(434);
-  G(578) = -KPP_DIV((-G(578)), G(456));
+  G(578) = -KPP_DIVR((-G(578)), G(456), P(456));
   G(579) = G(579) + (-G(578)) * G(457);
   G(580) = G(580) + (-G(578)) * G(458);
   G(581) = G(581) + (-G(578)) * G(459);
@@ -2394,27 +2398,27 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(583) = G(583) + (-G(578)) * G(461);
   G(584) = G(584) + (-G(578)) * G(462);
   G(585) = G(585) + (-G(578)) * G(463);
-  G(579) = -KPP_DIV((-G(579)), G(504));
+  G(579) = -KPP_DIVR((-G(579)), G(504), P(504));
   G(580) = G(580) + (-G(579)) * G(505);
   G(581) = G(581) + (-G(579)) * G(506);
   G(582) = G(582) + (-G(579)) * G(507);
   G(583) = G(583) + (-G(579)) * G(508);
   G(584) = G(584) + (-G(579)) * G(509);
   G(585) = G(585) + (-G(579)) * G(510);
-  G(580) = -KPP_DIV((-G(580)), G(535));
+  G(580) = -KPP_DIVR((-G(580)), G(535), P(535));
   G(581) = G(581) + (-G(580)) * G(536);
   G(582) = G(582) + (-G(580)) * G(537);
   G(583) = G(583) + (-G(580)) * G(538);
   G(584) = G(584) + (-G(580)) * G(539);
   G(585) = G(585) + (-G(580)) * G(540);
-  G(581) = -KPP_DIV((-G(581)), G(564));
-  G(582) = G(582) + (-G(581)) * G(565);
+  G(581) = -KPP_DIVR((-G(581)), G(564), P(564));
+  G(582) = G(582) + (-G(581)) * G(565); P(582) = KPP_RCP(G(582));
   G(583) = G(583) + (-G(581)) * G(566);
   G(584) = G(584) + (-G(581)) * G(567);
   G(585) = G(585) + (-G(581)) * G(568);
-  G(586) = -KPP_DIV((-G(586)), G(31));
+  G(586) = -KPP_DIVR((-G(586)), G(31), P(31));
   G(595) = G(595) + (-G(586)) * G(32);
-  G(587) = -KPP_DIV((-G(587)), G(158));
+  G(587) = -KPP_DIVR((-G(587)), G(158), P(158));
   G(588) = G(588) + (-G(587)) * G(159);
   G(589) = G(589) + (-G(587)) * G(160);
   G(590) = G(590) + (-G(587)) * G(161);
@@ -2426,25 +2430,25 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(597) = G(597) + (-G(587)) * G(167);
   G(598) = G(598) + (-G(587)) * G(168);
   G(600) = G(600) + (-G(587)) * G(169);
-  G(588) = -KPP_DIV((-G(588)), G(239));
+  G(588) = -KPP_DIVR((-G(588)), G(239), P(239));
   G(593) = G(593) + (-G(588)) * G(240);
   G(594) = G(594) + (-G(588)) * G(241);
   G(595) = G(595) + (-G(588)) * G(242);
   G(597) = G(597) + (-G(588)) * G(243);
   G(600) = G(600) + (-G(588)) * G(244);
-  G(589) = -KPP_DIV((-G(589)), G(299));
+  G(589) = -KPP_DIVR((-G(589)), G(299), P(299));
   G(593) = G(593) + (-G(589)) * G(300);
   G(594) = G(594) + (-G(589)) * G(301);
   G(595) = G(595) + (-G(589)) * G(302);
   G(597) = G(597) + (-G(589)) * G(303);
   G(600) = G(600) + (-G(589)) * G(304);
-  G(590) = -KPP_DIV((-G(590)), G(323));
+  G(590) = -KPP_DIVR((-G(590)), G(323), P(323));
   G(593) = G(593) + (-G(590)) * G(324);
   G(595) = G(595) + (-G(590)) * G(325);
   G(596) = G(596) + (-G(590)) * G(326);
   G(600) = G(600) + (-G(590)) * G(327);
   G(601) = G(601) + (-G(590)) * G(328);
-  G(591) = -KPP_DIV((-G(591)), G(334));
+  G(591) = -KPP_DIVR((-G(591)), G(334), P(334));
   G(593) = G(593) + (-G(591)) * G(335);
   G(594) = G(594) + (-G(591)) * G(336);
   G(595) = G(595) + (-G(591)) * G(337);
@@ -2453,7 +2457,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(598) = G(598) + (-G(591)) * G(340);
   G(600) = G(600) + (-G(591)) * G(341);
   G(601) = G(601) + (-G(591)) * G(342);
-  G(592) = -KPP_DIV((-G(592)), G(370));
+  G(592) = -KPP_DIVR((-G(592)), G(370), P(370));
   G(593) = G(593) + (-G(592)) * G(371);
   G(594) = G(594) + (-G(592)) * G(372);
   G(595) = G(595) + (-G(592)) * G(373);
@@ -2461,7 +2465,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(597) = G(597) + (-G(592)) * G(375);
   G(600) = G(600) + (-G(592)) * G(376);
   G(601) = G(601) + (-G(592)) * G(377);
-  G(593) = -KPP_DIV((-G(593)), G(426));
+  G(593) = -KPP_DIVR((-G(593)), G(426), P(426));
   G(594) = G(594) + (-G(593)) * G(427);
   G(595) = G(595) + (-G(593)) * G(428);
   G(596) = G(596) + (-G(593)) * G(429);
@@ -2470,7 +2474,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(599) = G(599) + (-G(593)) * G(432);
   G(600) = G(600) + (-G(593)) * G(433);
   G(601) = G(601) + (-G(593)) * G(434);
-  G(594) = -KPP_DIV((-G(594)), G(456));
+  G(594) = -KPP_DIVR((-G(594)), G(456), P(456));
   G(595) = G(595) + (-G(594)) * G(457);
   G(596) = G(596) + (-G(594)) * G(458);
   G(597) = G(597) + (-G(594)) * G(459);
@@ -2478,48 +2482,48 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(599) = G(599) + (-G(594)) * G(461);
   G(600) = G(600) + (-G(594)) * G(462);
   G(601) = G(601) + (-G(594)) * G(463);
-  G(595) = -KPP_DIV((-G(595)), G(504));
+  G(595) = -KPP_DIVR((-G(595)), G(504), P(504));
   G(596) = G(596) + (-G(595)) * G(505);
   G(597) = G(597) + (-G(595)) * G(506);
   G(598) = G(598) + (-G(595)) * G(507);
   G(599) = G(599) + (-G(595)) * G(508);
   G(600) = G(600) + (-G(595)) * G(509);
   G(601) = G(601) + (-G(595)) * G(510);
-  G(596) = -KPP_DIV((-G(596)), G(535));
+  G(596) = -KPP_DIVR((-G(596)), G(535), P(535));
   G(597) = G(597) + (-G(596)) * G(536);
   G(598) = G(598) + (-G(596)) * G(537);
   G(599) = G(599) + (-G(596)) * G(538);
   G(600) = G(600) + (-G(596)) * G(539);
   G(601) = G(601) + (-G(596)) * G(540);
-  G(597) = -KPP_DIV((-G(597)), G(564));
+  G(597) = -KPP_DIVR((-G(597)), G(564), P(564));
   G(598) = G(598) + (-G(597)) * G(565);
   G(599) = G(599) + (-G(597)) * G(566);
   G(600) = G(600) + (-G(597)) * G(567);
   G(601) = G(601) + (-G(597)) * G(568);
-  G(598) = -KPP_DIV((-G(598)), G(582));
-  G(599) = G(599) + (-G(598)) * G(583);
+  G(598) = -KPP_DIVR((-G(598)), G(582), P(582));
+  G(599) = G(599) + (-G(598)) * G(583); P(599) = KPP_RCP(G(599));
   G(600) = G(600) + (-G(598)) * G(584);
   G(601) = G(601) + (-G(598)) * G(585);
-  G(602) = -KPP_DIV((-G(602)), G(46));
+  G(602) = -KPP_DIVR((-G(602)), G(46), P(46));
   G(618) = G(618) + (-G(602)) * G(47);
   G(623) = G(623) + (-G(602)) * G(48);
-  G(603) = -KPP_DIV((-G(603)), G(67));
+  G(603) = -KPP_DIVR((-G(603)), G(67), P(67));
   G(613) = G(613) + (-G(603)) * G(68);
   G(619) = G(619) + (-G(603)) * G(69);
   G(624) = G(624) + (-G(603)) * G(70);
-  G(604) = -KPP_DIV((-G(604)), G(181));
+  G(604) = -KPP_DIVR((-G(604)), G(181), P(181));
   G(616) = G(616) + (-G(604)) * G(182);
   G(617) = G(617) + (-G(604)) * G(183);
   G(618) = G(618) + (-G(604)) * G(184);
   G(620) = G(620) + (-G(604)) * G(185);
   G(623) = G(623) + (-G(604)) * G(186);
-  G(605) = -KPP_DIV((-G(605)), G(188));
+  G(605) = -KPP_DIVR((-G(605)), G(188), P(188));
   G(616) = G(616) + (-G(605)) * G(189);
   G(617) = G(617) + (-G(605)) * G(190);
   G(618) = G(618) + (-G(605)) * G(191);
   G(620) = G(620) + (-G(605)) * G(192);
   G(623) = G(623) + (-G(605)) * G(193);
-  G(606) = -KPP_DIV((-G(606)), G(196));
+  G(606) = -KPP_DIVR((-G(606)), G(196), P(196));
   G(613) = G(613) + (-G(606)) * G(197);
   G(616) = G(616) + (-G(606)) * G(198);
   G(617) = G(617) + (-G(606)) * G(199);
@@ -2527,7 +2531,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(619) = G(619) + (-G(606)) * G(201);
   G(620) = G(620) + (-G(606)) * G(202);
   G(623) = G(623) + (-G(606)) * G(203);
-  G(607) = -KPP_DIV((-G(607)), G(208));
+  G(607) = -KPP_DIVR((-G(607)), G(208), P(208));
   G(613) = G(613) + (-G(607)) * G(209);
   G(616) = G(616) + (-G(607)) * G(210);
   G(617) = G(617) + (-G(607)) * G(211);
@@ -2535,7 +2539,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(619) = G(619) + (-G(607)) * G(213);
   G(620) = G(620) + (-G(607)) * G(214);
   G(623) = G(623) + (-G(607)) * G(215);
-  G(608) = -KPP_DIV((-G(608)), G(220));
+  G(608) = -KPP_DIVR((-G(608)), G(220), P(220));
   G(612) = G(612) + (-G(608)) * G(221);
   G(616) = G(616) + (-G(608)) * G(222);
   G(617) = G(617) + (-G(608)) * G(223);
@@ -2544,7 +2548,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(620) = G(620) + (-G(608)) * G(226);
   G(623) = G(623) + (-G(608)) * G(227);
   G(624) = G(624) + (-G(608)) * G(228);
-  G(609) = -KPP_DIV((-G(609)), G(230));
+  G(609) = -KPP_DIVR((-G(609)), G(230), P(230));
   G(613) = G(613) + (-G(609)) * G(231);
   G(616) = G(616) + (-G(609)) * G(232);
   G(617) = G(617) + (-G(609)) * G(233);
@@ -2552,19 +2556,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(619) = G(619) + (-G(609)) * G(235);
   G(620) = G(620) + (-G(609)) * G(236);
   G(623) = G(623) + (-G(609)) * G(237);
-  G(610) = -KPP_DIV((-G(610)), G(239));
+  G(610) = -KPP_DIVR((-G(610)), G(239), P(239));
   G(616) = G(616) + (-G(610)) * G(240);
   G(617) = G(617) + (-G(610)) * G(241);
   G(618) = G(618) + (-G(610)) * G(242);
   G(620) = G(620) + (-G(610)) * G(243);
   G(623) = G(623) + (-G(610)) * G(244);
-  G(611) = -KPP_DIV((-G(611)), G(299));
+  G(611) = -KPP_DIVR((-G(611)), G(299), P(299));
   G(616) = G(616) + (-G(611)) * G(300);
   G(617) = G(617) + (-G(611)) * G(301);
   G(618) = G(618) + (-G(611)) * G(302);
   G(620) = G(620) + (-G(611)) * G(303);
   G(623) = G(623) + (-G(611)) * G(304);
-  G(612) = -KPP_DIV((-G(612)), G(310));
+  G(612) = -KPP_DIVR((-G(612)), G(310), P(310));
   G(616) = G(616) + (-G(612)) * G(311);
   G(617) = G(617) + (-G(612)) * G(312);
   G(618) = G(618) + (-G(612)) * G(313);
@@ -2572,13 +2576,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(620) = G(620) + (-G(612)) * G(315);
   G(623) = G(623) + (-G(612)) * G(316);
   G(624) = G(624) + (-G(612)) * G(317);
-  G(613) = -KPP_DIV((-G(613)), G(323));
+  G(613) = -KPP_DIVR((-G(613)), G(323), P(323));
   G(616) = G(616) + (-G(613)) * G(324);
   G(618) = G(618) + (-G(613)) * G(325);
   G(619) = G(619) + (-G(613)) * G(326);
   G(623) = G(623) + (-G(613)) * G(327);
   G(624) = G(624) + (-G(613)) * G(328);
-  G(614) = -KPP_DIV((-G(614)), G(370));
+  G(614) = -KPP_DIVR((-G(614)), G(370), P(370));
   G(616) = G(616) + (-G(614)) * G(371);
   G(617) = G(617) + (-G(614)) * G(372);
   G(618) = G(618) + (-G(614)) * G(373);
@@ -2586,7 +2590,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(620) = G(620) + (-G(614)) * G(375);
   G(623) = G(623) + (-G(614)) * G(376);
   G(624) = G(624) + (-G(614)) * G(377);
-  G(615) = -KPP_DIV((-G(615)), G(384));
+  G(615) = -KPP_DIVR((-G(615)), G(384), P(384));
   G(616) = G(616) + (-G(615)) * G(385);
   G(617) = G(617) + (-G(615)) * G(386);
   G(618) = G(618) + (-G(615)) * G(387);
@@ -2595,7 +2599,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(621) = G(621) + (-G(615)) * G(390);
   G(623) = G(623) + (-G(615)) * G(391);
   G(624) = G(624) + (-G(615)) * G(392);
-  G(616) = -KPP_DIV((-G(616)), G(426));
+  G(616) = -KPP_DIVR((-G(616)), G(426), P(426));
   G(617) = G(617) + (-G(616)) * G(427);
   G(618) = G(618) + (-G(616)) * G(428);
   G(619) = G(619) + (-G(616)) * G(429);
@@ -2604,7 +2608,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(622) = G(622) + (-G(616)) * G(432);
   G(623) = G(623) + (-G(616)) * G(433);
   G(624) = G(624) + (-G(616)) * G(434);
-  G(617) = -KPP_DIV((-G(617)), G(456));
+  G(617) = -KPP_DIVR((-G(617)), G(456), P(456));
   G(618) = G(618) + (-G(617)) * G(457);
   G(619) = G(619) + (-G(617)) * G(458);
   G(620) = G(620) + (-G(617)) * G(459);
@@ -2612,50 +2616,50 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(622) = G(622) + (-G(617)) * G(461);
   G(623) = G(623) + (-G(617)) * G(462);
   G(624) = G(624) + (-G(617)) * G(463);
-  G(618) = -KPP_DIV((-G(618)), G(504));
+  G(618) = -KPP_DIVR((-G(618)), G(504), P(504));
   G(619) = G(619) + (-G(618)) * G(505);
   G(620) = G(620) + (-G(618)) * G(506);
   G(621) = G(621) + (-G(618)) * G(507);
   G(622) = G(622) + (-G(618)) * G(508);
   G(623) = G(623) + (-G(618)) * G(509);
   G(624) = G(624) + (-G(618)) * G(510);
-  G(619) = -KPP_DIV((-G(619)), G(535));
+  G(619) = -KPP_DIVR((-G(619)), G(535), P(535));
   G(620) = G(620) + (-G(619)) * G(536);
   G(621) = G(621) + (-G(619)) * G(537);
   G(622) = G(622) + (-G(619)) * G(538);
   G(623) = G(623) + (-G(619)) * G(539);
   G(624) = G(624) + (-G(619)) * G(540);
-  G(620) = -KPP_DIV((-G(620)), G(564));
+  G(620) = -KPP_DIVR((-G(620)), G(564), P(564));
   G(621) = G(621) + (-G(620)) * G(565);
   G(622) = G(622) + (-G(620)) * G(566);
   G(623) = G(623) + (-G(620)) * G(567);
   G(624) = G(624) + (-G(620)) * G(568);
-  G(621) = -KPP_DIV((-G(621)), G(582));
+  G(621) = -KPP_DIVR((-G(621)), G(582), P(582));
   G(622) = G(622) + (-G(621)) * G(583);
   G(623) = G(623) + (-G(621)) * G(584);
   G(624) = G(624) + (-G(621)) * G(585);
-  G(622) = -KPP_DIV((-G(622)), G(599));
-  G(623) = G(623) + (-G(622)) * G(600);
+  G(622) = -KPP_DIVR((-G(622)), G(599), P(599));
+  G(623) = G(623) + (-G(622)) * G(600); P(623) = KPP_RCP(G(623));
   G(624) = G(624) + (-G(622)) * G(601);
-  G(625) = -KPP_DIV((-G(625)), G(43));
+  G(625) = -KPP_DIVR((-G(625)), G(43), P(43));
   G(644) = G(644) + (-G(625)) * G(44);
   G(658) = G(658) + (-G(625)) * G(45);
-  G(626) = -KPP_DIV((-G(626)), G(52));
+  G(626) = -KPP_DIVR((-G(626)), G(52), P(52));
   G(653) = G(653) + (-G(626)) * G(53);
   G(658) = G(658) + (-G(626)) * G(54);
-  G(627) = -KPP_DIV((-G(627)), G(67));
+  G(627) = -KPP_DIVR((-G(627)), G(67), P(67));
   G(645) = G(645) + (-G(627)) * G(68);
   G(653) = G(653) + (-G(627)) * G(69);
   G(658) = G(658) + (-G(627)) * G(70);
-  G(628) = -KPP_DIV((-G(628)), G(71));
+  G(628) = -KPP_DIVR((-G(628)), G(71), P(71));
   G(650) = G(650) + (-G(628)) * G(72);
   G(652) = G(652) + (-G(628)) * G(73);
   G(658) = G(658) + (-G(628)) * G(74);
-  G(629) = -KPP_DIV((-G(629)), G(84));
+  G(629) = -KPP_DIVR((-G(629)), G(84), P(84));
   G(652) = G(652) + (-G(629)) * G(85);
   G(654) = G(654) + (-G(629)) * G(86);
   G(658) = G(658) + (-G(629)) * G(87);
-  G(630) = -KPP_DIV((-G(630)), G(94));
+  G(630) = -KPP_DIVR((-G(630)), G(94), P(94));
   G(631) = G(631) + (-G(630)) * G(95);
   G(632) = G(632) + (-G(630)) * G(96);
   G(634) = G(634) + (-G(630)) * G(97);
@@ -2665,7 +2669,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(652) = G(652) + (-G(630)) * G(101);
   G(653) = G(653) + (-G(630)) * G(102);
   G(658) = G(658) + (-G(630)) * G(103);
-  G(631) = -KPP_DIV((-G(631)), G(132));
+  G(631) = -KPP_DIVR((-G(631)), G(132), P(132));
   G(635) = G(635) + (-G(631)) * G(133);
   G(636) = G(636) + (-G(631)) * G(134);
   G(651) = G(651) + (-G(631)) * G(135);
@@ -2673,7 +2677,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(653) = G(653) + (-G(631)) * G(137);
   G(654) = G(654) + (-G(631)) * G(138);
   G(657) = G(657) + (-G(631)) * G(139);
-  G(632) = -KPP_DIV((-G(632)), G(140));
+  G(632) = -KPP_DIVR((-G(632)), G(140), P(140));
   G(635) = G(635) + (-G(632)) * G(141);
   G(644) = G(644) + (-G(632)) * G(142);
   G(651) = G(651) + (-G(632)) * G(143);
@@ -2681,14 +2685,14 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(653) = G(653) + (-G(632)) * G(145);
   G(654) = G(654) + (-G(632)) * G(146);
   G(657) = G(657) + (-G(632)) * G(147);
-  G(633) = -KPP_DIV((-G(633)), G(149));
+  G(633) = -KPP_DIVR((-G(633)), G(149), P(149));
   G(650) = G(650) + (-G(633)) * G(150);
   G(651) = G(651) + (-G(633)) * G(151);
   G(652) = G(652) + (-G(633)) * G(152);
   G(653) = G(653) + (-G(633)) * G(153);
   G(654) = G(654) + (-G(633)) * G(154);
   G(658) = G(658) + (-G(633)) * G(155);
-  G(634) = -KPP_DIV((-G(634)), G(170));
+  G(634) = -KPP_DIVR((-G(634)), G(170), P(170));
   G(635) = G(635) + (-G(634)) * G(171);
   G(636) = G(636) + (-G(634)) * G(172);
   G(644) = G(644) + (-G(634)) * G(173);
@@ -2698,19 +2702,19 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(653) = G(653) + (-G(634)) * G(177);
   G(654) = G(654) + (-G(634)) * G(178);
   G(657) = G(657) + (-G(634)) * G(179);
-  G(635) = -KPP_DIV((-G(635)), G(181));
+  G(635) = -KPP_DIVR((-G(635)), G(181), P(181));
   G(650) = G(650) + (-G(635)) * G(182);
   G(651) = G(651) + (-G(635)) * G(183);
   G(652) = G(652) + (-G(635)) * G(184);
   G(654) = G(654) + (-G(635)) * G(185);
   G(657) = G(657) + (-G(635)) * G(186);
-  G(636) = -KPP_DIV((-G(636)), G(188));
+  G(636) = -KPP_DIVR((-G(636)), G(188), P(188));
   G(650) = G(650) + (-G(636)) * G(189);
   G(651) = G(651) + (-G(636)) * G(190);
   G(652) = G(652) + (-G(636)) * G(191);
   G(654) = G(654) + (-G(636)) * G(192);
   G(657) = G(657) + (-G(636)) * G(193);
-  G(637) = -KPP_DIV((-G(637)), G(196));
+  G(637) = -KPP_DIVR((-G(637)), G(196), P(196));
   G(645) = G(645) + (-G(637)) * G(197);
   G(650) = G(650) + (-G(637)) * G(198);
   G(651) = G(651) + (-G(637)) * G(199);
@@ -2718,7 +2722,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(653) = G(653) + (-G(637)) * G(201);
   G(654) = G(654) + (-G(637)) * G(202);
   G(657) = G(657) + (-G(637)) * G(203);
-  G(638) = -KPP_DIV((-G(638)), G(208));
+  G(638) = -KPP_DIVR((-G(638)), G(208), P(208));
   G(645) = G(645) + (-G(638)) * G(209);
   G(650) = G(650) + (-G(638)) * G(210);
   G(651) = G(651) + (-G(638)) * G(211);
@@ -2726,7 +2730,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(653) = G(653) + (-G(638)) * G(213);
   G(654) = G(654) + (-G(638)) * G(214);
   G(657) = G(657) + (-G(638)) * G(215);
-  G(639) = -KPP_DIV((-G(639)), G(220));
+  G(639) = -KPP_DIVR((-G(639)), G(220), P(220));
   G(644) = G(644) + (-G(639)) * G(221);
   G(650) = G(650) + (-G(639)) * G(222);
   G(651) = G(651) + (-G(639)) * G(223);
@@ -2735,7 +2739,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(654) = G(654) + (-G(639)) * G(226);
   G(657) = G(657) + (-G(639)) * G(227);
   G(658) = G(658) + (-G(639)) * G(228);
-  G(640) = -KPP_DIV((-G(640)), G(230));
+  G(640) = -KPP_DIVR((-G(640)), G(230), P(230));
   G(645) = G(645) + (-G(640)) * G(231);
   G(650) = G(650) + (-G(640)) * G(232);
   G(651) = G(651) + (-G(640)) * G(233);
@@ -2743,13 +2747,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(653) = G(653) + (-G(640)) * G(235);
   G(654) = G(654) + (-G(640)) * G(236);
   G(657) = G(657) + (-G(640)) * G(237);
-  G(641) = -KPP_DIV((-G(641)), G(239));
+  G(641) = -KPP_DIVR((-G(641)), G(239), P(239));
   G(650) = G(650) + (-G(641)) * G(240);
   G(651) = G(651) + (-G(641)) * G(241);
   G(652) = G(652) + (-G(641)) * G(242);
   G(654) = G(654) + (-G(641)) * G(243);
   G(657) = G(657) + (-G(641)) * G(244);
-  G(642) = -KPP_DIV((-G(642)), G(283));
+  G(642) = -KPP_DIVR((-G(642)), G(283), P(283));
   G(643) = G(643) + (-G(642)) * G(284);
   G(644) = G(644) + (-G(642)) * G(285);
   G(645) = G(645) + (-G(642)) * G(286);
@@ -2764,13 +2768,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(656) = G(656) + (-G(642)) * G(295);
   G(657) = G(657) + (-G(642)) * G(296);
   G(658) = G(658) + (-G(642)) * G(297);
-  G(643) = -KPP_DIV((-G(643)), G(299));
+  G(643) = -KPP_DIVR((-G(643)), G(299), P(299));
   G(650) = G(650) + (-G(643)) * G(300);
   G(651) = G(651) + (-G(643)) * G(301);
   G(652) = G(652) + (-G(643)) * G(302);
   G(654) = G(654) + (-G(643)) * G(303);
   G(657) = G(657) + (-G(643)) * G(304);
-  G(644) = -KPP_DIV((-G(644)), G(310));
+  G(644) = -KPP_DIVR((-G(644)), G(310), P(310));
   G(650) = G(650) + (-G(644)) * G(311);
   G(651) = G(651) + (-G(644)) * G(312);
   G(652) = G(652) + (-G(644)) * G(313);
@@ -2778,13 +2782,13 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(654) = G(654) + (-G(644)) * G(315);
   G(657) = G(657) + (-G(644)) * G(316);
   G(658) = G(658) + (-G(644)) * G(317);
-  G(645) = -KPP_DIV((-G(645)), G(323));
+  G(645) = -KPP_DIVR((-G(645)), G(323), P(323));
   G(650) = G(650) + (-G(645)) * G(324);
   G(652) = G(652) + (-G(645)) * G(325);
   G(653) = G(653) + (-G(645)) * G(326);
   G(657) = G(657) + (-G(645)) * G(327);
   G(658) = G(658) + (-G(645)) * G(328);
-  G(646) = -KPP_DIV((-G(646)), G(334));
+  G(646) = -KPP_DIVR((-G(646)), G(334), P(334));
   G(650) = G(650) + (-G(646)) * G(335);
   G(651) = G(651) + (-G(646)) * G(336);
   G(652) = G(652) + (-G(646)) * G(337);
@@ -2793,7 +2797,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(655) = G(655) + (-G(646)) * G(340);
   G(657) = G(657) + (-G(646)) * G(341);
   G(658) = G(658) + (-G(646)) * G(342);
-  G(647) = -KPP_DIV((-G(647)), G(356));
+  G(647) = -KPP_DIVR((-G(647)), G(356), P(356));
   G(648) = G(648) + (-G(647)) * G(357);
   G(649) = G(649) + (-G(647)) * G(358);
   G(650) = G(650) + (-G(647)) * G(359);
@@ -2805,7 +2809,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(656) = G(656) + (-G(647)) * G(365);
   G(657) = G(657) + (-G(647)) * G(366);
   G(658) = G(658) + (-G(647)) * G(367);
-  G(648) = -KPP_DIV((-G(648)), G(370));
+  G(648) = -KPP_DIVR((-G(648)), G(370), P(370));
   G(650) = G(650) + (-G(648)) * G(371);
   G(651) = G(651) + (-G(648)) * G(372);
   G(652) = G(652) + (-G(648)) * G(373);
@@ -2813,7 +2817,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(654) = G(654) + (-G(648)) * G(375);
   G(657) = G(657) + (-G(648)) * G(376);
   G(658) = G(658) + (-G(648)) * G(377);
-  G(649) = -KPP_DIV((-G(649)), G(384));
+  G(649) = -KPP_DIVR((-G(649)), G(384), P(384));
   G(650) = G(650) + (-G(649)) * G(385);
   G(651) = G(651) + (-G(649)) * G(386);
   G(652) = G(652) + (-G(649)) * G(387);
@@ -2822,7 +2826,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(655) = G(655) + (-G(649)) * G(390);
   G(657) = G(657) + (-G(649)) * G(391);
   G(658) = G(658) + (-G(649)) * G(392);
-  G(650) = -KPP_DIV((-G(650)), G(426));
+  G(650) = -KPP_DIVR((-G(650)), G(426), P(426));
   G(651) = G(651) + (-G(650)) * G(427);
   G(652) = G(652) + (-G(650)) * G(428);
   G(653) = G(653) + (-G(650)) * G(429);
@@ -2831,7 +2835,7 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(656) = G(656) + (-G(650)) * G(432);
   G(657) = G(657) + (-G(650)) * G(433);
   G(658) = G(658) + (-G(650)) * G(434);
-  G(651) = -KPP_DIV((-G(651)), G(456));
+  G(651) = -KPP_DIVR((-G(651)), G(456), P(456));
   G(652) = G(652) + (-G(651)) * G(457);
   G(653) = G(653) + (-G(651)) * G(458);
   G(654) = G(654) + (-G(651)) * G(459);
@@ -2839,33 +2843,33 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   G(656) = G(656) + (-G(651)) * G(461);
   G(657) = G(657) + (-G(651)) * G(462);
   G(658) = G(658) + (-G(651)) * G(463);
-  G(652) = -KPP_DIV((-G(652)), G(504));
+  G(652) = -KPP_DIVR((-G(652)), G(504), P(504));
   G(653) = G(653) + (-G(652)) * G(505);
   G(654) = G(654) + (-G(652)) * G(506);
   G(655) = G(655) + (-G(652)) * G(507);
   G(656) = G(656) + (-G(652)) * G(508);
   G(657) = G(657) + (-G(652)) * G(509);
   G(658) = G(658) + (-G(652)) * G(510);
-  G(653) = -KPP_DIV((-G(653)), G(535));
+  G(653) = -KPP_DIVR((-G(653)), G(535), P(535));
   G(654) = G(654) + (-G(653)) * G(536);
   G(655) = G(655) + (-G(653)) * G(537);
   G(656) = G(656) + (-G(653)) * G(538);
   G(657) = G(657) + (-G(653)) * G(539);
   G(658) = G(658) + (-G(653)) * G(540);
-  G(654) = -KPP_DIV((-G(654)), G(564));
+  G(654) = -KPP_DIVR((-G(654)), G(564), P(564));
   G(655) = G(655) + (-G(654)) * G(565);
   G(656) = G(656) + (-G(654)) * G(566);
   G(657) = G(657) + (-G(654)) * G(567);
   G(658) = G(658) + (-G(654)) * G(568);
-  G(655) = -KPP_DIV((-G(655)), G(582));
+  G(655) = -KPP_DIVR((-G(655)), G(582), P(582));
   G(656) = G(656) + (-G(655)) * G(583);
   G(657) = G(657) + (-G(655)) * G(584);
   G(658) = G(658) + (-G(655)) * G(585);
-  G(656) = -KPP_DIV((-G(656)), G(599));
+  G(656) = -KPP_DIVR((-G(656)), G(599), P(599));
   G(657) = G(657) + (-G(656)) * G(600);
   G(658) = G(658) + (-G(656)) * G(601);
-  G(657) = -KPP_DIV((-G(657)), G(623));
-  G(658) = G(658) + (-G(657)) * G(624);
+  G(657) = -KPP_DIVR((-G(657)), G(623), P(623));
+  G(658) = G(658) + (-G(657)) * G(624); P(658) = KPP_RCP(G(658));
   X(0) = V(120);
   X(1) = V(121);
   X(2) = V(122);
@@ -2956,65 +2960,65 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   X(56) = X(56) - G(586) * X(5) - G(587) * X(32) - G(588) * X(40) - G(589) * X(43) - G(590) * X(45) - G(591) * X(46) - G(592) * X(48) - G(593) * X(50) - G(594) * X(51) - G(595) * X(52) - G(596) * X(53) - G(597) * X(54) - G(598) * X(55);
   X(57) = X(57) - G(602) * X(12) - G(603) * X(18) - G(604) * X(34) - G(605) * X(35) - G(606) * X(36) - G(607) * X(37) - G(608) * X(38) - G(609) * X(39) - G(610) * X(40) - G(611) * X(43) - G(612) * X(44) - G(613) * X(45) - G(614) * X(48) - G(615) * X(49) - G(616) * X(50) - G(617) * X(51) - G(618) * X(52) - G(619) * X(53) - G(620) * X(54) - G(621) * X(55) - G(622) * X(56);
   X(58) = X(58) - G(625) * X(11) - G(626) * X(14) - G(627) * X(18) - G(628) * X(19) - G(629) * X(22) - G(630) * X(24) - G(631) * X(29) - G(632) * X(30) - G(633) * X(31) - G(634) * X(33) - G(635) * X(34) - G(636) * X(35) - G(637) * X(36) - G(638) * X(37) - G(639) * X(38) - G(640) * X(39) - G(641) * X(40) - G(642) * X(42) - G(643) * X(43) - G(644) * X(44) - G(645) * X(45) - G(646) * X(46) - G(647) * X(47) - G(648) * X(48) - G(649) * X(49) - G(650) * X(50) - G(651) * X(51) - G(652) * X(52) - G(653) * X(53) - G(654) * X(54) - G(655) * X(55) - G(656) * X(56) - G(657) * X(57);
-  X(58) = KPP_DIV(X(58), G(658));
-  X(57) = KPP_DIV(X(57) - G(624) * X(58), G(623));
-  X(56) = KPP_DIV(X(56) - G(600) * X(57) - G(601) * X(58), G(599));
-  X(55) = KPP_DIV(X(55) - G(583) * X(56) - G(584) * X(57) - G(585) * X(58), G(582));
-  X(54) = KPP_DIV(X(54) - G(565) * X(55) - G(566) * X(56) - G(567) * X(57) - G(568) * X(58), G(564));
-  X(53) = KPP_DIV(X(53) - G(536) * X(54) - G(537) * X(55) - G(538) * X(56) - G(539) * X(57) - G(540) * X(58), G(535));
-  X(52) = KPP_DIV(X(52) - G(505) * X(53) - G(506) * X(54) - G(507) * X(55) - G(508) * X(56) - G(509) * X(57) - G(510) * X(58), G(504));
-  X(51) = KPP_DIV(X(51) - G(457) * X(52) - G(458) * X(53) - G(459) * X(54) - G(460) * X(55) - G(461) * X(56) - G(462) * X(57) - G(463) * X(58), G(456));
-  X(50) = KPP_DIV(X(50) - G(427) * X(51) - G(428) * X(52) - G(429) * X(53) - G(430) * X(54) - G(431) * X(55) - G(432) * X(56) - G(433) * X(57) - G(434) * X(58), G(426));
-  X(49) = KPP_DIV(X(49) - G(385) * X(50) - G(386) * X(51) - G(387) * X(52) - G(388) * X(53) - G(389) * X(54) - G(390) * X(55) - G(391) * X(57) - G(392) * X(58), G(384));
-  X(48) = KPP_DIV(X(48) - G(371) * X(50) - G(372) * X(51) - G(373) * X(52) - G(374) * X(53) - G(375) * X(54) - G(376) * X(57) - G(377) * X(58), G(370));
-  X(47) = KPP_DIV(X(47) - G(357) * X(48) - G(358) * X(49) - G(359) * X(50) - G(360) * X(51) - G(361) * X(52) - G(362) * X(53) - G(363) * X(54) - G(364) * X(55) - G(365) * X(56) - G(366) * X(57) - G(367) * X(58), G(356));
-  X(46) = KPP_DIV(X(46) - G(335) * X(50) - G(336) * X(51) - G(337) * X(52) - G(338) * X(53) - G(339) * X(54) - G(340) * X(55) - G(341) * X(57) - G(342) * X(58), G(334));
-  X(45) = KPP_DIV(X(45) - G(324) * X(50) - G(325) * X(52) - G(326) * X(53) - G(327) * X(57) - G(328) * X(58), G(323));
-  X(44) = KPP_DIV(X(44) - G(311) * X(50) - G(312) * X(51) - G(313) * X(52) - G(314) * X(53) - G(315) * X(54) - G(316) * X(57) - G(317) * X(58), G(310));
-  X(43) = KPP_DIV(X(43) - G(300) * X(50) - G(301) * X(51) - G(302) * X(52) - G(303) * X(54) - G(304) * X(57), G(299));
-  X(42) = KPP_DIV(X(42) - G(284) * X(43) - G(285) * X(44) - G(286) * X(45) - G(287) * X(48) - G(288) * X(49) - G(289) * X(50) - G(290) * X(51) - G(291) * X(52) - G(292) * X(53) - G(293) * X(54) - G(294) * X(55) - G(295) * X(56) - G(296) * X(57) - G(297) * X(58), G(283));
-  X(41) = KPP_DIV(X(41) - G(253) * X(43) - G(254) * X(44) - G(255) * X(45) - G(256) * X(48) - G(257) * X(49) - G(258) * X(50) - G(259) * X(51) - G(260) * X(52) - G(261) * X(53) - G(262) * X(54) - G(263) * X(55) - G(264) * X(56) - G(265) * X(57) - G(266) * X(58), G(252));
-  X(40) = KPP_DIV(X(40) - G(240) * X(50) - G(241) * X(51) - G(242) * X(52) - G(243) * X(54) - G(244) * X(57), G(239));
-  X(39) = KPP_DIV(X(39) - G(231) * X(45) - G(232) * X(50) - G(233) * X(51) - G(234) * X(52) - G(235) * X(53) - G(236) * X(54) - G(237) * X(57), G(230));
-  X(38) = KPP_DIV(X(38) - G(221) * X(44) - G(222) * X(50) - G(223) * X(51) - G(224) * X(52) - G(225) * X(53) - G(226) * X(54) - G(227) * X(57) - G(228) * X(58), G(220));
-  X(37) = KPP_DIV(X(37) - G(209) * X(45) - G(210) * X(50) - G(211) * X(51) - G(212) * X(52) - G(213) * X(53) - G(214) * X(54) - G(215) * X(57), G(208));
-  X(36) = KPP_DIV(X(36) - G(197) * X(45) - G(198) * X(50) - G(199) * X(51) - G(200) * X(52) - G(201) * X(53) - G(202) * X(54) - G(203) * X(57), G(196));
-  X(35) = KPP_DIV(X(35) - G(189) * X(50) - G(190) * X(51) - G(191) * X(52) - G(192) * X(54) - G(193) * X(57), G(188));
-  X(34) = KPP_DIV(X(34) - G(182) * X(50) - G(183) * X(51) - G(184) * X(52) - G(185) * X(54) - G(186) * X(57), G(181));
-  X(33) = KPP_DIV(X(33) - G(171) * X(34) - G(172) * X(35) - G(173) * X(44) - G(174) * X(49) - G(175) * X(51) - G(176) * X(52) - G(177) * X(53) - G(178) * X(54) - G(179) * X(57), G(170));
-  X(32) = KPP_DIV(X(32) - G(159) * X(40) - G(160) * X(43) - G(161) * X(45) - G(162) * X(46) - G(163) * X(48) - G(164) * X(51) - G(165) * X(52) - G(166) * X(53) - G(167) * X(54) - G(168) * X(55) - G(169) * X(57), G(158));
-  X(31) = KPP_DIV(X(31) - G(150) * X(50) - G(151) * X(51) - G(152) * X(52) - G(153) * X(53) - G(154) * X(54) - G(155) * X(58), G(149));
-  X(30) = KPP_DIV(X(30) - G(141) * X(34) - G(142) * X(44) - G(143) * X(51) - G(144) * X(52) - G(145) * X(53) - G(146) * X(54) - G(147) * X(57), G(140));
-  X(29) = KPP_DIV(X(29) - G(133) * X(34) - G(134) * X(35) - G(135) * X(51) - G(136) * X(52) - G(137) * X(53) - G(138) * X(54) - G(139) * X(57), G(132));
-  X(28) = KPP_DIV(X(28) - G(129) * X(45) - G(130) * X(52) - G(131) * X(53), G(128));
-  X(27) = KPP_DIV(X(27) - G(125) * X(45) - G(126) * X(52) - G(127) * X(53), G(124));
-  X(26) = KPP_DIV(X(26) - G(121) * X(45) - G(122) * X(52) - G(123) * X(53), G(120));
-  X(25) = KPP_DIV(X(25) - G(106) * X(26) - G(107) * X(27) - G(108) * X(28) - G(109) * X(30) - G(110) * X(33) - G(111) * X(42) - G(112) * X(44) - G(113) * X(45) - G(114) * X(47) - G(115) * X(51) - G(116) * X(52) - G(117) * X(53) - G(118) * X(54) - G(119) * X(57), G(105));
-  X(24) = KPP_DIV(X(24) - G(95) * X(29) - G(96) * X(30) - G(97) * X(33) - G(98) * X(42) - G(99) * X(47) - G(100) * X(50) - G(101) * X(52) - G(102) * X(53) - G(103) * X(58), G(94));
-  X(23) = KPP_DIV(X(23) - G(89) * X(45) - G(90) * X(52) - G(91) * X(53), G(88));
-  X(22) = KPP_DIV(X(22) - G(85) * X(52) - G(86) * X(54) - G(87) * X(58), G(84));
-  X(21) = KPP_DIV(X(21) - G(82) * X(52) - G(83) * X(53), G(81));
-  X(20) = KPP_DIV(X(20) - G(76) * X(50) - G(77) * X(51) - G(78) * X(52), G(75));
-  X(19) = KPP_DIV(X(19) - G(72) * X(50) - G(73) * X(52) - G(74) * X(58), G(71));
-  X(18) = KPP_DIV(X(18) - G(68) * X(45) - G(69) * X(53) - G(70) * X(58), G(67));
-  X(17) = KPP_DIV(X(17) - G(63) * X(50) - G(64) * X(52) - G(65) * X(54), G(62));
-  X(16) = KPP_DIV(X(16) - G(58) * X(27) - G(59) * X(28) - G(60) * X(45) - G(61) * X(52), G(57));
-  X(15) = KPP_DIV(X(15) - G(56) * X(52), G(55));
-  X(14) = KPP_DIV(X(14) - G(53) * X(53) - G(54) * X(58), G(52));
-  X(13) = KPP_DIV(X(13) - G(50) * X(50) - G(51) * X(52), G(49));
-  X(12) = KPP_DIV(X(12) - G(47) * X(52) - G(48) * X(57), G(46));
-  X(11) = KPP_DIV(X(11) - G(44) * X(44) - G(45) * X(58), G(43));
-  X(10) = KPP_DIV(X(10) - G(42) * X(52), G(41));
-  X(9) = KPP_DIV(X(9) - G(40) * X(52), G(39));
-  X(8) = KPP_DIV(X(8) - G(38) * X(52), G(37));
-  X(7) = KPP_DIV(X(7) - G(36) * X(52), G(35));
-  X(6) = KPP_DIV(X(6) - G(34) * X(45), G(33));
-  X(5) = KPP_DIV(X(5) - G(32) * X(52), G(31));
-  X(4) = KPP_DIV(X(4) - G(30) * X(52), G(29));
-  X(3) = KPP_DIV(X(3) - G(27) * X(25) - G(28) * X(52), G(26));
-  X(2) = KPP_DIV(X(2) - G(10) * X(26) - G(11) * X(27) - G(12) * X(28) - G(13) * X(36) - G(14) * X(37) - G(15) * X(39) - G(16) * X(40) - G(17) * X(43) - G(18) * X(44) - G(19) * X(45) - G(20) * X(48) - G(21) * X(49) - G(22) * X(51) - G(23) * X(54) - G(24) * X(55) - G(25) * X(56), G(9));
-  X(1) = KPP_DIV(X(1) - G(4) * X(23) - G(5) * X(26) - G(6) * X(27) - G(7) * X(28) - G(8) * X(45), G(3));
-  X(0) = KPP_DIV(X(0) - G(1) * X(4) - G(2) * X(52), G(0));
+  X(58) = KPP_DIVR(X(58), G(658), P(658));
+  X(57) = KPP_DIVR(X(57) - G(624) * X(58), G(623), P(623));
+  X(56) = KPP_DIVR(X(56) - G(600) * X(57) - G(601) * X(58), G(599), P(599));
+  X(55) = KPP_DIVR(X(55) - G(583) * X(56) - G(584) * X(57) - G(585) * X(58), G(582), P(582));
+  X(54) = KPP_DIVR(X(54) - G(565) * X(55) - G(566) * X(56) - G(567) * X(57) - G(568) * X(58), G(564), P(564));
+  X(53) = KPP_DIVR(X(53) - G(536) * X(54) - G(537) * X(55) - G(538) * X(56) - G(539) * X(57) - G(540) * X(58), G(535), P(535));
+  X(52) = KPP_DIVR(X(52) - G(505) * X(53) - G(506) * X(54) - G(507) * X(55) - G(508) * X(56) - G(509) * X(57) - G(510) * X(58), G(504), P(504));
+  X(51) = KPP_DIVR(X(51) - G(457) * X(52) - G(458) * X(53) - G(459) * X(54) - G(460) * X(55) - G(461) * X(56) - G(462) * X(57) - G(463) * X(58), G(456), P(456));
+  X(50) = KPP_DIVR(X(50) - G(427) * X(51) - G(428) * X(52) - G(429) * X(53) - G(430) * X(54) - G(431) * X(55) - G(432) * X(56) - G(433) * X(57) - G(434) * X(58), G(426), P(426));
+  X(49) = KPP_DIVR(X(49) - G(385) * X(50) - G(386) * X(51) - G(387) * X(52) - G(388) * X(53) - G(389) * X(54) - G(390) * X(55) - G(391) * X(57) - G(392) * X(58), G(384), P(384));
+  X(48) = KPP_DIVR(X(48) - G(371) * X(50) - G(372) * X(51) - G(373) * X(52) - G(374) * X(53) - G(375) * X(54) - G(376) * X(57) - G(377) * X(58), G(370), P(370));
+  X(47) = KPP_DIVR(X(47) - G(357) * X(48) - G(358) * X(49) - G(359) * X(50) - G(360) * X(51) - G(361) * X(52) - G(362) * X(53) - G(363) * X(54) - G(364) * X(55) - G(365) * X(56) - G(366) * X(57) - G(367) * X(58), G(356), P(356));
+  X(46) = KPP_DIVR(X(46) - G(335) * X(50) - G(336) * X(51) - G(337) * X(52) - G(338) * X(53) - G(339) * X(54) - G(340) * X(55) - G(341) * X(57) - G(342) * X(58), G(334), P(334));
+  X(45) = KPP_DIVR(X(45) - G(324) * X(50) - G(325) * X(52) - G(326) * X(53) - G(327) * X(57) - G(328) * X(58), G(323), P(323));
+  X(44) = KPP_DIVR(X(44) - G(311) * X(50) - G(312) * X(51) - G(313) * X(52) - G(314) * X(53) - G(315) * X(54) - G(316) * X(57) - G(317) * X(58), G(310), P(310));
+  X(43) = KPP_DIVR(X(43) - G(300) * X(50) - G(301) * X(51) - G(302) * X(52) - G(303) * X(54) - G(304) * X(57), G(299), P(299));
+  X(42) = KPP_DIVR(X(42) - G(284) * X(43) - G(285) * X(44) - G(286) * X(45) - G(287) * X(48) - G(288) * X(49) - G(289) * X(50) - G(290) * X(51) - G(291) * X(52) - G(292) * X(53) - G(293) * X(54) - G(294) * X(55) - G(295) * X(56) - G(296) * X(57) - G(297) * X(58), G(283), P(283));
+  X(41) = KPP_DIVR(X(41) - G(253) * X(43) - G(254) * X(44) - G(255) * X(45) - G(256) * X(48) - G(257) * X(49) - G(258) * X(50) - G(259) * X(51) - G(260) * X(52) - G(261) * X(53) - G(262) * X(54) - G(263) * X(55) - G(264) * X(56) - G(265) * X(57) - G(266) * X(58), G(252), P(252));
+  X(40) = KPP_DIVR(X(40) - G(240) * X(50) - G(241) * X(51) - G(242) * X(52) - G(243) * X(54) - G(244) * X(57), G(239), P(239));
+  X(39) = KPP_DIVR(X(39) - G(231) * X(45) - G(232) * X(50) - G(233) * X(51) - G(234) * X(52) - G(235) * X(53) - G(236) * X(54) - G(237) * X(57), G(230), P(230));
+  X(38) = KPP_DIVR(X(38) - G(221) * X(44) - G(222) * X(50) - G(223) * X(51) - G(224) * X(52) - G(225) * X(53) - G(226) * X(54) - G(227) * X(57) - G(228) * X(58), G(220), P(220));
+  X(37) = KPP_DIVR(X(37) - G(209) * X(45) - G(210) * X(50) - G(211) * X(51) - G(212) * X(52) - G(213) * X(53) - G(214) * X(54) - G(215) * X(57), G(208), P(208));
+  X(36) = KPP_DIVR(X(36) - G(197) * X(45) - G(198) * X(50) - G(199) * X(51) - G(200) * X(52) - G(201) * X(53) - G(202) * X(54) - G(203) * X(57), G(196), P(196));
+  X(35) = KPP_DIVR(X(35) - G(189) * X(50) - G(190) * X(51) - G(191) * X(52) - G(192) * X(54) - G(193) * X(57), G(188), P(188));
+  X(34) = KPP_DIVR(X(34) - G(182) * X(50) - G(183) * X(51) - G(184) * X(52) - G(185) * X(54) - G(186) * X(57), G(181), P(181));
+  X(33) = KPP_DIVR(X(33) - G(171) * X(34) - G(172) * X(35) - G(173) * X(44) - G(174) * X(49) - G(175) * X(51) - G(176) * X(52) - G(177) * X(53) - G(178) * X(54) - G(179) * X(57), G(170), P(170));
+  X(32) = KPP_DIVR(X(32) - G(159) * X(40) - G(160) * X(43) - G(161) * X(45) - G(162) * X(46) - G(163) * X(48) - G(164) * X(51) - G(165) * X(52) - G(166) * X(53) - G(167) * X(54) - G(168) * X(55) - G(169) * X(57), G(158), P(158));
+  X(31) = KPP_DIVR(X(31) - G(150) * X(50) - G(151) * X(51) - G(152) * X(52) - G(153) * X(53) - G(154) * X(54) - G(155) * X(58), G(149), P(149));
+  X(30) = KPP_DIVR(X(30) - G(141) * X(34) - G(142) * X(44) - G(143) * X(51) - G(144) * X(52) - G(145) * X(53) - G(146) * X(54) - G(147) * X(57), G(140), P(140));
+  X(29) = KPP_DIVR(X(29) - G(133) * X(34) - G(134) * X(35) - G(135) * X(51) - G(136) * X(52) - G(137) * X(53) - G(138) * X(54) - G(139) * X(57), G(132), P(132));
+  X(28) = KPP_DIVR(X(28) - G(129) * X(45) - G(130) * X(52) - G(131) * X(53), G(128), P(128));
+  X(27) = KPP_DIVR(X(27) - G(125) * X(45) - G(126) * X(52) - G(127) * X(53), G(124), P(124));
+  X(26) = KPP_DIVR(X(26) - G(121) * X(45) - G(122) * X(52) - G(123) * X(53), G(120), P(120));
+  X(25) = KPP_DIVR(X(25) - G(106) * X(26) - G(107) * X(27) - G(108) * X(28) - G(109) * X(30) - G(110) * X(33) - G(111) * X(42) - G(112) * X(44) - G(113) * X(45) - G(114) * X(47) - G(115) * X(51) - G(116) * X(52) - G(117) * X(53) - G(118) * X(54) - G(119) * X(57), G(105), P(105));
+  X(24) = KPP_DIVR(X(24) - G(95) * X(29) - G(96) * X(30) - G(97) * X(33) - G(98) * X(42) - G(99) * X(47) - G(100) * X(50) - G(101) * X(52) - G(102) * X(53) - G(103) * X(58), G(94), P(94));
+  X(23) = KPP_DIVR(X(23) - G(89) * X(45) - G(90) * X(52) - G(91) * X(53), G(88), P(88));
+  X(22) = KPP_DIVR(X(22) - G(85) * X(52) - G(86) * X(54) - G(87) * X(58), G(84), P(84));
+  X(21) = KPP_DIVR(X(21) - G(82) * X(52) - G(83) * X(53), G(81), P(81));
+  X(20) = KPP_DIVR(X(20) - G(76) * X(50) - G(77) * X(51) - G(78) * X(52), G(75), P(75));
+  X(19) = KPP_DIVR(X(19) - G(72) * X(50) - G(73) * X(52) - G(74) * X(58), G(71), P(71));
+  X(18) = KPP_DIVR(X(18) - G(68) * X(45) - G(69) * X(53) - G(70) * X(58), G(67), P(67));
+  X(17) = KPP_DIVR(X(17) - G(63) * X(50) - G(64) * X(52) - G(65) * X(54), G(62), P(62));
+  X(16) = KPP_DIVR(X(16) - G(58) * X(27) - G(59) * X(28) - G(60) * X(45) - G(61) * X(52), G(57), P(57));
+  X(15) = KPP_DIVR(X(15) - G(56) * X(52), G(55), P(55));
+  X(14) = KPP_DIVR(X(14) - G(53) * X(53) - G(54) * X(58), G(52), P(52));
+  X(13) = KPP_DIVR(X(13) - G(50) * X(50) - G(51) * X(52), G(49), P(49));
+  X(12) = KPP_DIVR(X(12) - G(47) * X(52) - G(48) * X(57), G(46), P(46));
+  X(11) = KPP_DIVR(X(11) - G(44) * X(44) - G(45) * X(58), G(43), P(43));
+  X(10) = KPP_DIVR(X(10) - G(42) * X(52), G(41), P(41));
+  X(9) = KPP_DIVR(X(9) - G(40) * X(52), G(39), P(39));
+  X(8) = KPP_DIVR(X(8) - G(38) * X(52), G(37), P(37));
+  X(7) = KPP_DIVR(X(7) - G(36) * X(52), G(35), P(35));
+  X(6) = KPP_DIVR(X(6) - G(34) * X(45), G(33), P(33));
+  X(5) = KPP_DIVR(X(5) - G(32) * X(52), G(31), P(31));
+  X(4) = KPP_DIVR(X(4) - G(30) * X(52), G(29), P(29));
+  X(3) = KPP_DIVR(X(3) - G(27) * X(25) - G(28) * X(52), G(26), P(26));
+  X(2) = KPP_DIVR(X(2) - G(10) * X(26) - G(11) * X(27) - G(12) * X(28) - G(13) * X(36) - G(14) * X(37) - G(15) * X(39) - G(16) * X(40) - G(17) * X(43) - G(18) * X(44) - G(19) * X(45) - G(20) * X(48) - G(21) * X(49) - G(22) * X(51) - G(23) * X(54) - G(24) * X(55) - G(25) * X(56), G(9), P(9));
+  X(1) = KPP_DIVR(X(1) - G(4) * X(23) - G(5) * X(26) - G(6) * X(27) - G(7) * X(28) - G(8) * X(45), G(3), P(3));
+  X(0) = KPP_DIVR(X(0) - G(1) * X(4) - G(2) * X(52), G(0), P(0));
   V(238) = X(0);
   V(239) = X(1);
   V(240) = X(2);
@@ -3438,65 +3442,65 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   X(56) = X(56) - G(586) * X(5) - G(587) * X(32) - G(588) * X(40) - G(589) * X(43) - G(590) * X(45) - G(591) * X(46) - G(592) * X(48) - G(593) * X(50) - G(594) * X(51) - G(595) * X(52) - G(596) * X(53) - G(597) * X(54) - G(598) * X(55);
   X(57) = X(57) - G(602) * X(12) - G(603) * X(18) - G(604) * X(34) - G(605) * X(35) - G(606) * X(36) - G(607) * X(37) - G(608) * X(38) - G(609) * X(39) - G(610) * X(40) - G(611) * X(43) - G(612) * X(44) - G(613) * X(45) - G(614) * X(48) - G(615) * X(49) - G(616) * X(50) - G(617) * X(51) - G(618) * X(52) - G(619) * X(53) - G(620) * X(54) - G(621) * X(55) - G(622) * X(56);
   X(58) = X(58) - G(625) * X(11) - G(626) * X(14) - G(627) * X(18) - G(628) * X(19) - G(629) * X(22) - G(630) * X(24) - G(631) * X(29) - G(632) * X(30) - G(633) * X(31) - G(634) * X(33) - G(635) * X(34) - G(636) * X(35) - G(637) * X(36) - G(638) * X(37) - G(639) * X(38) - G(640) * X(39) - G(641) * X(40) - G(642) * X(42) - G(643) * X(43) - G(644) * X(44) - G(645) * X(45) - G(646) * X(46) - G(647) * X(47) - G(648) * X(48) - G(649) * X(49) - G(650) * X(50) - G(651) * X(51) - G(652) * X(52) - G(653) * X(53) - G(654) * X(54) - G(655) * X(55) - G(656) * X(56) - G(657) * X(57);
-  X(58) = KPP_DIV(X(58), G(658));
-  X(57) = KPP_DIV(X(57) - G(624) * X(58), G(623));
-  X(56) = KPP_DIV(X(56) - G(600) * X(57) - G(601) * X(58), G(599));
-  X(55) = KPP_DIV(X(55) - G(583) * X(56) - G(584) * X(57) - G(585) * X(58), G(582));
-  X(54) = KPP_DIV(X(54) - G(565) * X(55) - G(566) * X(56) - G(567) * X(57) - G(568) * X(58), G(564));
-  X(53) = KPP_DIV(X(53) - G(536) * X(54) - G(537) * X(55) - G(538) * X(56) - G(539) * X(57) - G(540) * X(58), G(535));
-  X(52) = KPP_DIV(X(52) - G(505) * X(53) - G(506) * X(54) - G(507) * X(55) - G(508) * X(56) - G(509) * X(57) - G(510) * X(58), G(504));
-  X(51) = KPP_DIV(X(51) - G(457) * X(52) - G(458) * X(53) - G(459) * X(54) - G(460) * X(55) - G(461) * X(56) - G(462) * X(57) - G(463) * X(58), G(456));
-  X(50) = KPP_DIV(X(50) - G(427) * X(51) - G(428) * X(52) - G(429) * X(53) - G(430) * X(54) - G(431) * X(55) - G(432) * X(56) - G(433) * X(57) - G(434) * X(58), G(426));
-  X(49) = KPP_DIV(X(49) - G(385) * X(50) - G(386) * X(51) - G(387) * X(52) - G(388) * X(53) - G(389) * X(54) - G(390) * X(55) - G(391) * X(57) - G(392) * X(58), G(384));
-  X(48) = KPP_DIV(X(48) - G(371) * X(50) - G(372) * X(51) - G(373) * X(52) - G(374) * X(53) - G(375) * X(54) - G(376) * X(57) - G(377) * X(58), G(370));
-  X(47) = KPP_DIV(X(47) - G(357) * X(48) - G(358) * X(49) - G(359) * X(50) - G(360) * X(51) - G(361) * X(52) - G(362) * X(53) - G(363) * X(54) - G(364) * X(55) - G(365) * X(56) - G(366) * X(57) - G(367) * X(58), G(356));
-  X(46) = KPP_DIV(X(46) - G(335) * X(50) - G(336) * X(51) - G(337) * X(52) - G(338) * X(53) - G(339) * X(54) - G(340) * X(55) - G(341) * X(57) - G(342) * X(58), G(334));
-  X(45) = KPP_DIV(X(45) - G(324) * X(50) - G(325) * X(52) - G(326) * X(53) - G(327) * X(57) - G(328) * X(58), G(323));
-  X(44) = KPP_DIV(X(44) - G(311) * X(50) - G(312) * X(51) - G(313) * X(52) - G(314) * X(53) - G(315) * X(54) - G(316) * X(57) - G(317) * X(58), G(310));
-  X(43) = KPP_DIV(X(43) - G(300) * X(50) - G(301) * X(51) - G(302) * X(52) - G(303) * X(54) - G(304) * X(57), G(299));
-  X(42) = KPP_DIV(X(42) - G(284) * X(43) - G(285) * X(44) - G(286) * X(45) - G(287) * X(48) - G(288) * X(49) - G(289) * X(50) - G(290) * X(51) - G(291) * X(52) - G(292) * X(53) - G(293) * X(54) - G(294) * X(55) - G(295) * X(56) - G(296) * X(57) - G(297) * X(58), G(283));
-  X(41) = KPP_DIV(X(41) - G(253) * X(43) - G(254) * X(44) - G(255) * X(45) - G(256) * X(48) - G(257) * X(49) - G(258) * X(50) - G(259) * X(51) - G(260) * X(52) - G(261) * X(53) - G(262) * X(54) - G(263) * X(55) - G(264) * X(56) - G(265) * X(57) - G(266) * X(58), G(252));
-  X(40) = KPP_DIV(X(40) - G(240) * X(50) - G(241) * X(51) - G(242) * X(52) - G(243) * X(54) - G(244) * X(57), G(239));
-  X(39) = KPP_DIV(X(39) - G(231) * X(45) - G(232) * X(50) - G(233) * X(51) - G(234) * X(52) - G(235) * X(53) - G(236) * X(54) - G(237) * X(57), G(230));
-  X(38) = KPP_DIV(X(38) - G(221) * X(44) - G(222) * X(50) - G(223) * X(51) - G(224) * X(52) - G(225) * X(53) - G(226) * X(54) - G(227) * X(57) - G(228) * X(58), G(220));
-  X(37) = KPP_DIV(X(37) - G(209) * X(45) - G(210) * X(50) - G(211) * X(51) - G(212) * X(52) - G(213) * X(53) - G(214) * X(54) - G(215) * X(57), G(208));
-  X(36) = KPP_DIV(X(36) - G(197) * X(45) - G(198) * X(50) - G(199) * X(51) - G(200) * X(52) - G(201) * X(53) - G(202) * X(54) - G(203) * X(57), G(196));
-  X(35) = KPP_DIV(X(35) - G(189) * X(50) - G(190) * X(51) - G(191) * X(52) - G(192) * X(54) - G(193) * X(57), G(188));
-  X(34) = KPP_DIV(X(34) - G(182) * X(50) - G(183) * X(51) - G(184) * X(52) - G(185) * X(54) - G(186) * X(57), G(181));
-  X(33) = KPP_DIV(X(33) - G(171) * X(34) - G(172) * X(35) - G(173) * X(44) - G(174) * X(49) - G(175) * X(51) - G(176) * X(52) - G(177) * X(53) - G(178) * X(54) - G(179) * X(57), G(170));
-  X(32) = KPP_DIV(X(32) - G(159) * X(40) - G(160) * X(43) - G(161) * X(45) - G(162) * X(46) - G(163) * X(48) - G(164) * X(51) - G(165) * X(52) - G(166) * X(53) - G(167) * X(54) - G(168) * X(55) - G(169) * X(57), G(158));
-  X(31) = KPP_DIV(X(31) - G(150) * X(50) - G(151) * X(51) - G(152) * X(52) - G(153) * X(53) - G(154) * X(54) - G(155) * X(58), G(149));
-  X(30) = KPP_DIV(X(30) - G(141) * X(34) - G(142) * X(44) - G(143) * X(51) - G(144) * X(52) - G(145) * X(53) - G(146) * X(54) - G(147) * X(57), G(140));
-  X(29) = KPP_DIV(X(29) - G(133) * X(34) - G(134) * X(35) - G(135) * X(51) - G(136) * X(52) - G(137) * X(53) - G(138) * X(54) - G(139) * X(57), G(132));
-  X(28) = KPP_DIV(X(28) - G(129) * X(45) - G(130) * X(52) - G(131) * X(53), G(128));
-  X(27) = KPP_DIV(X(27) - G(125) * X(45) - G(126) * X(52) - G(127) * X(53), G(124));
-  X(26) = KPP_DIV(X(26) - G(121) * X(45) - G(122) * X(52) - G(123) * X(53), G(120));
-  X(25) = KPP_DIV(X(25) - G(106) * X(26) - G(107) * X(27) - G(108) * X(28) - G(109) * X(30) - G(110) * X(33) - G(111) * X(42) - G(112) * X(44) - G(113) * X(45) - G(114) * X(47) - G(115) * X(51) - G(116) * X(52) - G(117) * X(53) - G(118) * X(54) - G(119) * X(57), G(105));
-  X(24) = KPP_DIV(X(24) - G(95) * X(29) - G(96) * X(30) - G(97) * X(33) - G(98) * X(42) - G(99) * X(47) - G(100) * X(50) - G(101) * X(52) - G(102) * X(53) - G(103) * X(58), G(94));
-  X(23) = KPP_DIV(X(23) - G(89) * X(45) - G(90) * X(52) - G(91) * X(53), G(88));
-  X(22) = KPP_DIV(X(22) - G(85) * X(52) - G(86) * X(54) - G(87) * X(58), G(84));
-  X(21) = KPP_DIV(X(21) - G(82) * X(52) - G(83) * X(53), G(81));
-  X(20) = KPP_DIV(X(20) - G(76) * X(50) - G(77) * X(51) - G(78) * X(52), G(75));
-  X(19) = KPP_DIV(X(19) - G(72) * X(50) - G(73) * X(52) - G(74) * X(58), G(71));
-  X(18) = KPP_DIV(X(18) - G(68) * X(45) - G(69) * X(53) - G(70) * X(58), G(67));
-  X(17) = KPP_DIV(X(17) - G(63) * X(50) - G(64) * X(52) - G(65) * X(54), G(62));
-  X(16) = KPP_DIV(X(16) - G(58) * X(27) - G(59) * X(28) - G(60) * X(45) - G(61) * X(52), G(57));
-  X(15) = KPP_DIV(X(15) - G(56) * X(52), G(55));
-  X(14) = KPP_DIV(X(14) - G(53) * X(53) - G(54) * X(58), G(52));
-  X(13) = KPP_DIV(X(13) - G(50) * X(50) - G(51) * X(52), G(49));
-  X(12) = KPP_DIV(X(12) - G(47) * X(52) - G(48) * X(57), G(46));
-  X(11) = KPP_DIV(X(11) - G(44) * X(44) - G(45) * X(58), G(43));
-  X(10) = KPP_DIV(X(10) - G(42) * X(52), G(41));
-  X(9) = KPP_DIV(X(9) - G(40) * X(52), G(39));
-  X(8) = KPP_DIV(X(8) - G(38) * X(52), G(37));
-  X(7) = KPP_DIV(X(7) - G(36) * X(52), G(35));
-  X(6) = KPP_DIV(X(6) - G(34) * X(45), G(33));
-  X(5) = KPP_DIV(X(5) - G(32) * X(52), G(31));
-  X(4) = KPP_DIV(X(4) - G(30) * X(52), G(29));
-  X(3) = KPP_DIV(X(3) - G(27) * X(25) - G(28) * X(52), G(26));
-  X(2) = KPP_DIV(X(2) - G(10) * X(26) - G(11) * X(27) - G(12) * X(28) - G(13) * X(36) - G(14) * X(37) - G(15) * X(39) - G(16) * X(40) - G(17) * X(43) - G(18) * X(44) - G(19) * X(45) - G(20) * X(48) - G(21) * X(49) - G(22) * X(51) - G(23) * X(54) - G(24) * X(55) - G(25) * X(56), G(9));
-  X(1) = KPP_DIV(X(1) - G(4) * X(23) - G(5) * X(26) - G(6) * X(27) - G(7) * X(28) - G(8) * X(45), G(3));
-  X(0) = KPP_DIV(X(0) - G(1) * X(4) - G(2) * X(52), G(0));
+  X(58) = KPP_DIVR(X(58), G(658), P(658));
+  X(57) = KPP_DIVR(X(57) - G(624) * X(58), G(623), P(623));
+  X(56) = KPP_DIVR(X(56) - G(600) * X(57) - G(601) * X(58), G(599), P(599));
+  X(55) = KPP_DIVR(X(55) - G(583) * X(56) - G(584) * X(57) - G(585) * X(58), G(582), P(582));
+  X(54) = KPP_DIVR(X(54) - G(565) * X(55) - G(566) * X(56) - G(567) * X(57) - G(568) * X(58), G(564), P(564));
+  X(53) = KPP_DIVR(X(53) - G(536) * X(54) - G(537) * X(55) - G(538) * X(56) - G(539) * X(57) - G(540) * X(58), G(535), P(535));
+  X(52) = KPP_DIVR(X(52) - G(505) * X(53) - G(506) * X(54) - G(507) * X(55) - G(508) * X(56) - G(509) * X(57) - G(510) * X(58), G(504), P(504));
+  X(51) = KPP_DIVR(X(51) - G(457) * X(52) - G(458) * X(53) - G(459) * X(54) - G(460) * X(55) - G(461) * X(56) - G(462) * X(57) - G(463) * X(58), G(456), P(456));
+  X(50) = KPP_DIVR(X(50) - G(427) * X(51) - G(428) * X(52) - G(429) * X(53) - G(430) * X(54) - G(431) * X(55) - G(432) * X(56) - G(433) * X(57) - G(434) * X(58), G(426), P(426));
+  X(49) = KPP_DIVR(X(49) - G(385) * X(50) - G(386) * X(51) - G(387) * X(52) - G(388) * X(53) - G(389) * X(54) - G(390) * X(55) - G(391) * X(57) - G(392) * X(58), G(384), P(384));
+  X(48) = KPP_DIVR(X(48) - G(371) * X(50) - G(372) * X(51) - G(373) * X(52) - G(374) * X(53) - G(375) * X(54) - G(376) * X(57) - G(377) * X(58), G(370), P(370));
+  X(47) = KPP_DIVR(X(47) - G(357) * X(48) - G(358) * X(49) - G(359) * X(50) - G(360) * X(51) - G(361) * X(52) - G(362) * X(53) - G(363) * X(54) - G(364) * X(55) - G(365) * X(56) - G(366) * X(57) - G(367) * X(58), G(356), P(356));
+  X(46) = KPP_DIVR(X(46) - G(335) * X(50) - G(336) * X(51) - G(337) * X(52) - G(338) * X(53) - G(339) * X(54) - G(340) * X(55) - G(341) * X(57) - G(342) * X(58), G(334), P(334));
+  X(45) = KPP_DIVR(X(45) - G(324) * X(50) - G(325) * X(52) - G(326) * X(53) - G(327) * X(57) - G(328) * X(58), G(323), P(323));
+  X(44) = KPP_DIVR(X(44) - G(311) * X(50) - G(312) * X(51) - G(313) * X(52) - G(314) * X(53) - G(315) * X(54) - G(316) * X(57) - G(317) * X(58), G(310), P(310));
+  X(43) = KPP_DIVR(X(43) - G(300) * X(50) - G(301) * X(51) - G(302) * X(52) - G(303) * X(54) - G(304) * X(57), G(299), P(299));
+  X(42) = KPP_DIVR(X(42) - G(284) * X(43) - G(285) * X(44) - G(286) * X(45) - G(287) * X(48) - G(288) * X(49) - G(289) * X(50) - G(290) * X(51) - G(291) * X(52) - G(292) * X(53) - G(293) * X(54) - G(294) * X(55) - G(295) * X(56) - G(296) * X(57) - G(297) * X(58), G(283), P(283));
+  X(41) = KPP_DIVR(X(41) - G(253) * X(43) - G(254) * X(44) - G(255) * X(45) - G(256) * X(48) - G(257) * X(49) - G(258) * X(50) - G(259) * X(51) - G(260) * X(52) - G(261) * X(53) - G(262) * X(54) - G(263) * X(55) - G(264) * X(56) - G(265) * X(57) - G(266) * X(58), G(252), P(252));
+  X(40) = KPP_DIVR(X(40) - G(240) * X(50) - G(241) * X(51) - G(242) * X(52) - G(243) * X(54) - G(244) * X(57), G(239), P(239));
+  X(39) = KPP_DIVR(X(39) - G(231) * X(45) - G(232) * X(50) - G(233) * X(51) - G(234) * X(52) - G(235) * X(53) - G(236) * X(54) - G(237) * X(57), G(230), P(230));
+  X(38) = KPP_DIVR(X(38) - G(221) * X(44) - G(222) * X(50) - G(223) * X(51) - G(224) * X(52) - G(225) * X(53) - G(226) * X(54) - G(227) * X(57) - G(228) * X(58), G(220), P(220));
+  X(37) = KPP_DIVR(X(37) - G(209) * X(45) - G(210) * X(50) - G(211) * X(51) - G(212) * X(52) - G(213) * X(53) - G(214) * X(54) - G(215) * X(57), G(208), P(208));
+  X(36) = KPP_DIVR(X(36) - G(197) * X(45) - G(198) * X(50) - G(199) * X(51) - G(200) * X(52) - G(201) * X(53) - G(202) * X(54) - G(203) * X(57), G(196), P(196));
+  X(35) = KPP_DIVR(X(35) - G(189) * X(50) - G(190) * X(51) - G(191) * X(52) - G(192) * X(54) - G(193) * X(57), G(188), P(188));
+  X(34) = KPP_DIVR(X(34) - G(182) * X(50) - G(183) * X(51) - G(184) * X(52) - G(185) * X(54) - G(186) * X(57), G(181), P(181));
+  X(33) = KPP_DIVR(X(33) - G(171) * X(34) - G(172) * X(35) - G(173) * X(44) - G(174) * X(49) - G(175) * X(51) - G(176) * X(52) - G(177) * X(53) - G(178) * X(54) - G(179) * X(57), G(170), P(170));
+  X(32) = KPP_DIVR(X(32) - G(159) * X(40) - G(160) * X(43) - G(161) * X(45) - G(162) * X(46) - G(163) * X(48) - G(164) * X(51) - G(165) * X(52) - G(166) * X(53) - G(167) * X(54) - G(168) * X(55) - G(169) * X(57), G(158), P(158));
+  X(31) = KPP_DIVR(X(31) - G(150) * X(50) - G(151) * X(51) - G(152) * X(52) - G(153) * X(53) - G(154) * X(54) - G(155) * X(58), G(149), P(149));
+  X(30) = KPP_DIVR(X(30) - G(141) * X(34) - G(142) * X(44) - G(143) * X(51) - G(144) * X(52) - G(145) * X(53) - G(146) * X(54) - G(147) * X(57), G(140), P(140));
+  X(29) = KPP_DIVR(X(29) - G(133) * X(34) - G(134) * X(35) - G(135) * X(51) - G(136) * X(52) - G(137) * X(53) - G(138) * X(54) - G(139) * X(57), G(132), P(132));
+  X(28) = KPP_DIVR(X(28) - G(129) * X(45) - G(130) * X(52) - G(131) * X(53), G(128), P(128));
+  X(27) = KPP_DIVR(X(27) - G(125) * X(45) - G(126) * X(52) - G(127) * X(53), G(124), P(124));
+  X(26) = KPP_DIVR(X(26) - G(121) * X(45) - G(122) * X(52) - G(123) * X(53), G(120), P(120));
+  X(25) = KPP_DIVR(X(25) - G(106) * X(26) - G(107) * X(27) - G(108) * X(28) - G(109) * X(30) - G(110) * X(33) - G(111) * X(42) - G(112) * X(44) - G(113) * X(45) - G(114) * X(47) - G(115) * X(51) - G(116) * X(52) - G(117) * X(53) - G(118) * X(54) - G(119) * X(57), G(105), P(105));
+  X(24) = KPP_DIVR(X(24) - G(95) * X(29) - G(96) * X(30) - G(97) * X(33) - G(98) * X(42) - G(99) * X(47) - G(100) * X(50) - G(101) * X(52) - G(102) * X(53) - G(103) * X(58), G(94), P(94));
+  X(23) = KPP_DIVR(X(23) - G(89) * X(45) - G(90) * X(52) - G(91) * X(53), G(88), P(88));
+  X(22) = KPP_DIVR(X(22) - G(85) * X(52) - G(86) * X(54) - G(87) * X(58), G(84), P(84));
+  X(21) = KPP_DIVR(X(21) - G(82) * X(52) - G(83) * X(53), G(81), P(81));
+  X(20) = KPP_DIVR(X(20) - G(76) * X(50) - G(77) * X(51) - G(78) * X(52), G(75), P(75));
+  X(19) = KPP_DIVR(X(19) - G(72) * X(50) - G(73) * X(52) - G(74) * X(58), G(71), P(71));
+  X(18) = KPP_DIVR(X(18) - G(68) * X(45) - G(69) * X(53) - G(70) * X(58), G(67), P(67));
+  X(17) = KPP_DIVR(X(17) - G(63) * X(50) - G(64) * X(52) - G(65) * X(54), G(62), P(62));
+  X(16) = KPP_DIVR(X(16) - G(58) * X(27) - G(59) * X(28) - G(60) * X(45) - G(61) * X(52), G(57), P(57));
+  X(15) = KPP_DIVR(X(15) - G(56) * X(52), G(55), P(55));
+  X(14) = KPP_DIVR(X(14) - G(53) * X(53) - G(54) * X(58), G(52), P(52));
+  X(13) = KPP_DIVR(X(13) - G(50) * X(50) - G(51) * X(52), G(49), P(49));
+  X(12) = KPP_DIVR(X(12) - G(47) * X(52) - G(48) * X(57), G(46), P(46));
+  X(11) = KPP_DIVR(X(11) - G(44) * X(44) - G(45) * X(58), G(43), P(43));
+  X(10) = KPP_DIVR(X(10) - G(42) * X(52), G(41), P(41));
+  X(9) = KPP_DIVR(X(9) - G(40) * X(52), G(39), P(39));
+  X(8) = KPP_DIVR(X(8) - G(38) * X(52), G(37), P(37));
+  X(7) = KPP_DIVR(X(7) - G(36) * X(52), G(35), P(35));
+  X(6) = KPP_DIVR(X(6) - G(34) * X(45), G(33), P(33));
+  X(5) = KPP_DIVR(X(5) - G(32) * X(52), G(31), P(31));
+  X(4) = KPP_DIVR(X(4) - G(30) * X(52), G(29), P(29));
+  X(3) = KPP_DIVR(X(3) - G(27) * X(25) - G(28) * X(52), G(26), P(26));
+  X(2) = KPP_DIVR(X(2) - G(10) * X(26) - G(11) * X(27) - G(12) * X(28) - G(13) * X(36) - G(14) * X(37) - G(15) * X(39) - G(16) * X(40) - G(17) * X(43) - G(18) * X(44) - G(19) * X(45) - G(20) * X(48) - G(21) * X(49) - G(22) * X(51) - G(23) * X(54) - G(24) * X(55) - G(25) * X(56), G(9), P(9));
+  X(1) = KPP_DIVR(X(1) - G(4) * X(23) - G(5) * X(26) - G(6) * X(27) - G(7) * X(28) - G(8) * X(45), G(3), P(3));
+  X(0) = KPP_DIVR(X(0) - G(1) * X(4) - G(2) * X(52), G(0), P(0));
   V(297) = X(0);
   V(298) = X(1);
   V(299) = X(2);
@@ -3646,65 +3650,65 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   X(56) = X(56) - G(586) * X(5) - G(587) * X(32) - G(588) * X(40) - G(589) * X(43) - G(590) * X(45) - G(591) * X(46) - G(592) * X(48) - G(593) * X(50) - G(594) * X(51) - G(595) * X(52) - G(596) * X(53) - G(597) * X(54) - G(598) * X(55);
   X(57) = X(57) - G(602) * X(12) - G(603) * X(18) - G(604) * X(34) - G(605) * X(35) - G(606) * X(36) - G(607) * X(37) - G(608) * X(38) - G(609) * X(39) - G(610) * X(40) - G(611) * X(43) - G(612) * X(44) - G(613) * X(45) - G(614) * X(48) - G(615) * X(49) - G(616) * X(50) - G(617) * X(51) - G(618) * X(52) - G(619) * X(53) - G(620) * X(54) - G(621) * X(55) - G(622) * X(56);
   X(58) = X(58) - G(625) * X(11) - G(626) * X(14) - G(627) * X(18) - G(628) * X(19) - G(629) * X(22) - G(630) * X(24) - G(631) * X(29) - G(632) * X(30) - G(633) * X(31) - G(634) * X(33) - G(635) * X(34) - G(636) * X(35) - G(637) * X(36) - G(638) * X(37) - G(639) * X(38) - G(640) * X(39) - G(641) * X(40) - G(642) * X(42) - G(643) * X(43) - G(644) * X(44) - G(645) * X(45) - G(646) * X(46) - G(647) * X(47) - G(648) * X(48) - G(649) * X(49) - G(650) * X(50) - G(651) * X(51) - G(652) * X(52) - G(653) * X(53) - G(654) * X(54) - G(655) * X(55) - G(656) * X(56) - G(657) * X(57);
-  X(58) = KPP_DIV(X(58), G(658));
-  X(57) = KPP_DIV(X(57) - G(624) * X(58), G(623));
-  X(56) = KPP_DIV(X(56) - G(600) * X(57) - G(601) * X(58), G(599));
-  X(55) = KPP_DIV(X(55) - G(583) * X(56) - G(584) * X(57) - G(585) * X(58), G(582));
-  X(54) = KPP_DIV(X(54) - G(565) * X(55) - G(566) * X(56) - G(567) * X(57) - G(568) * X(58), G(564));
-  X(53) = KPP_DIV(X(53) - G(536) * X(54) - G(537) * X(55) - G(538) * X(56) - G(539) * X(57) - G(540) * X(58), G(535));
-  X(52) = KPP_DIV(X(52) - G(505) * X(53) - G(506) * X(54) - G(507) * X(55) - G(508) * X(56) - G(509) * X(57) - G(510) * X(58), G(504));
-  X(51) = KPP_DIV(X(51) - G(457) * X(52) - G(458) * X(53) - G(459) * X(54) - G(460) * X(55) - G(461) * X(56) - G(462) * X(57) - G(463) * X(58), G(456));
-  X(50) = KPP_DIV(X(50) - G(427) * X(51) - G(428) * X(52) - G(429) * X(53) - G(430) * X(54) - G(431) * X(55) - G(432) * X(56) - G(433) * X(57) - G(434) * X(58), G(426));
-  X(49) = KPP_DIV(X(49) - G(385) * X(50) - G(386) * X(51) - G(387) * X(52) - G(388) * X(53) - G(389) * X(54) - G(390) * X(55) - G(391) * X(57) - G(392) * X(58), G(384));
-  X(48) = KPP_DIV(X(48) - G(371) * X(50) - G(372) * X(51) - G(373) * X(52) - G(374) * X(53) - G(375) * X(54) - G(376) * X(57) - G(377) * X(58), G(370));
-  X(47) = KPP_DIV(X(47) - G(357) * X(48) - G(358) * X(49) - G(359) * X(50) - G(360) * X(51) - G(361) * X(52) - G(362) * X(53) - G(363) * X(54) - G(364) * X(55) - G(365) * X(56) - G(366) * X(57) - G(367) * X(58), G(356));
-  X(46) = KPP_DIV(X(46) - G(335) * X(50) - G(336) * X(51) - G(337) * X(52) - G(338) * X(53) - G(339) * X(54) - G(340) * X(55) - G(341) * X(57) - G(342) * X(58), G(334));
-  X(45) = KPP_DIV(X(45) - G(324) * X(50) - G(325) * X(52) - G(326) * X(53) - G(327) * X(57) - G(328) * X(58), G(323));
-  X(44) = KPP_DIV(X(44) - G(311) * X(50) - G(312) * X(51) - G(313) * X(52) - G(314) * X(53) - G(315) * X(54) - G(316) * X(57) - G(317) * X(58), G(310));
-  X(43) = KPP_DIV(X(43) - G(300) * X(50) - G(301) * X(51) - G(302) * X(52) - G(303) * X(54) - G(304) * X(57), G(299));
-  X(42) = KPP_DIV(X(42) - G(284) * X(43) - G(285) * X(44) - G(286) * X(45) - G(287) * X(48) - G(288) * X(49) - G(289) * X(50) - G(290) * X(51) - G(291) * X(52) - G(292) * X(53) - G(293) * X(54) - G(294) * X(55) - G(295) * X(56) - G(296) * X(57) - G(297) * X(58), G(283));
-  X(41) = KPP_DIV(X(41) - G(253) * X(43) - G(254) * X(44) - G(255) * X(45) - G(256) * X(48) - G(257) * X(49) - G(258) * X(50) - G(259) * X(51) - G(260) * X(52) - G(261) * X(53) - G(262) * X(54) - G(263) * X(55) - G(264) * X(56) - G(265) * X(57) - G(266) * X(58), G(252));
-  X(40) = KPP_DIV(X(40) - G(240) * X(50) - G(241) * X(51) - G(242) * X(52) - G(243) * X(54) - G(244) * X(57), G(239));
-  X(39) = KPP_DIV(X(39) - G(231) * X(45) - G(232) * X(50) - G(233) * X(51) - G(234) * X(52) - G(235) * X(53) - G(236) * X(54) - G(237) * X(57), G(230));
-  X(38) = KPP_DIV(X(38) - G(221) * X(44) - G(222) * X(50) - G(223) * X(51) - G(224) * X(52) - G(225) * X(53) - G(226) * X(54) - G(227) * X(57) - G(228) * X(58), G(220));
-  X(37) = KPP_DIV(X(37) - G(209) * X(45) - G(210) * X(50) - G(211) * X(51) - G(212) * X(52) - G(213) * X(53) - G(214) * X(54) - G(215) * X(57), G(208));
-  X(36) = KPP_DIV(X(36) - G(197) * X(45) - G(198) * X(50) - G(199) * X(51) - G(200) * X(52) - G(201) * X(53) - G(202) * X(54) - G(203) * X(57), G(196));
-  X(35) = KPP_DIV(X(35) - G(189) * X(50) - G(190) * X(51) - G(191) * X(52) - G(192) * X(54) - G(193) * X(57), G(188));
-  X(34) = KPP_DIV(X(34) - G(182) * X(50) - G(183) * X(51) - G(184) * X(52) - G(185) * X(54) - G(186) * X(57), G(181));
-  X(33) = KPP_DIV(X(33) - G(171) * X(34) - G(172) * X(35) - G(173) * X(44) - G(174) * X(49) - G(175) * X(51) - G(176) * X(52) - G(177) * X(53) - G(178) * X(54) - G(179) * X(57), G(170));
-  X(32) = KPP_DIV(X(32) - G(159) * X(40) - G(160) * X(43) - G(161) * X(45) - G(162) * X(46) - G(163) * X(48) - G(164) * X(51) - G(165) * X(52) - G(166) * X(53) - G(167) * X(54) - G(168) * X(55) - G(169) * X(57), G(158));
-  X(31) = KPP_DIV(X(31) - G(150) * X(50) - G(151) * X(51) - G(152) * X(52) - G(153) * X(53) - G(154) * X(54) - G(155) * X(58), G(149));
-  X(30) = KPP_DIV(X(30) - G(141) * X(34) - G(142) * X(44) - G(143) * X(51) - G(144) * X(52) - G(145) * X(53) - G(146) * X(54) - G(147) * X(57), G(140));
-  X(29) = KPP_DIV(X(29) - G(133) * X(34) - G(134) * X(35) - G(135) * X(51) - G(136) * X(52) - G(137) * X(53) - G(138) * X(54) - G(139) * X(57), G(132));
-  X(28) = KPP_DIV(X(28) - G(129) * X(45) - G(130) * X(52) - G(131) * X(53), G(128));
-  X(27) = KPP_DIV(X(27) - G(125) * X(45) - G(126) * X(52) - G(127) * X(53), G(124));
-  X(26) = KPP_DIV(X(26) - G(121) * X(45) - G(122) * X(52) - G(123) * X(53), G(120));
-  X(25) = KPP_DIV(X(25) - G(106) * X(26) - G(107) * X(27) - G(108) * X(28) - G(109) * X(30) - G(110) * X(33) - G(111) * X(42) - G(112) * X(44) - G(113) * X(45) - G(114) * X(47) - G(115) * X(51) - G(116) * X(52) - G(117) * X(53) - G(118) * X(54) - G(119) * X(57), G(105));
-  X(24) = KPP_DIV(X(24) - G(95) * X(29) - G(96) * X(30) - G(97) * X(33) - G(98) * X(42) - G(99) * X(47) - G(100) * X(50) - G(101) * X(52) - G(102) * X(53) - G(103) * X(58), G(94));
-  X(23) = KPP_DIV(X(23) - G(89) * X(45) - G(90) * X(52) - G(91) * X(53), G(88));
-  X(22) = KPP_DIV(X(22) - G(85) * X(52) - G(86) * X(54) - G(87) * X(58), G(84));
-  X(21) = KPP_DIV(X(21) - G(82) * X(52) - G(83) * X(53), G(81));
-  X(20) = KPP_DIV(X(20) - G(76) * X(50) - G(77) * X(51) - G(78) * X(52), G(75));
-  X(19) = KPP_DIV(X(19) - G(72) * X(50) - G(73) * X(52) - G(74) * X(58), G(71));
-  X(18) = KPP_DIV(X(18) - G(68) * X(45) - G(69) * X(53) - G(70) * X(58), G(67));
-  X(17) = KPP_DIV(X(17) - G(63) * X(50) - G(64) * X(52) - G(65) * X(54), G(62));
-  X(16) = KPP_DIV(X(16) - G(58) * X(27) - G(59) * X(28) - G(60) * X(45) - G(61) * X(52), G(57));
-  X(15) = KPP_DIV(X(15) - G(56) * X(52), G(55));
-  X(14) = KPP_DIV(X(14) - G(53) * X(53) - G(54) * X(58), G(52));
-  X(13) = KPP_DIV(X(13) - G(50) * X(50) - G(51) * X(52), G(49));
-  X(12) = KPP_DIV(X(12) - G(47) * X(52) - G(48) * X(57), G(46));
-  X(11) = KPP_DIV(X(11) - G(44) * X(44) - G(45) * X(58), G(43));
-  X(10) = KPP_DIV(X(10) - G(42) * X(52), G(41));
-  X(9) = KPP_DIV(X(9) - G(40) * X(52), G(39));
-  X(8) = KPP_DIV(X(8) - G(38) * X(52), G(37));
-  X(7) = KPP_DIV(X(7) - G(36) * X(52), G(35));
-  X(6) = KPP_DIV(X(6) - G(34) * X(45), G(33));
-  X(5) = KPP_DIV(X(5) - G(32) * X(52), G(31));
-  X(4) = KPP_DIV(X(4) - G(30) * X(52), G(29));
-  X(3) = KPP_DIV(X(3) - G(27) * X(25) - G(28) * X(52), G(26));
-  X(2) = KPP_DIV(X(2) - G(10) * X(26) - G(11) * X(27) - G(12) * X(28) - G(13) * X(36) - G(14) * X(37) - G(15) * X(39) - G(16) * X(40) - G(17) * X(43) - G(18) * X(44) - G(19) * X(45) - G(20) * X(48) - G(21) * X(49) - G(22) * X(51) - G(23) * X(54) - G(24) * X(55) - G(25) * X(56), G(9));
-  X(1) = KPP_DIV(X(1) - G(4) * X(23) - G(5) * X(26) - G(6) * X(27) - G(7) * X(28) - G(8) * X(45), G(3));
-  X(0) = KPP_DIV(X(0) - G(1) * X(4) - G(2) * X(52), G(0));
+  X(58) = KPP_DIVR(X(58), G(658), P(658));
+  X(57) = KPP_DIVR(X(57) - G(624) * X(58), G(623), P(623));
+  X(56) = KPP_DIVR(X(56) - G(600) * X(57) - G(601) * X(58), G(599), P(599));
+  X(55) = KPP_DIVR(X(55) - G(583) * X(56) - G(584) * X(57) - G(585) * X(58), G(582), P(582));
+  X(54) = KPP_DIVR(X(54) - G(565) * X(55) - G(566) * X(56) - G(567) * X(57) - G(568) * X(58), G(564), P(564));
+  X(53) = KPP_DIVR(X(53) - G(536) * X(54) - G(537) * X(55) - G(538) * X(56) - G(539) * X(57) - G(540) * X(58), G(535), P(535));
+  X(52) = KPP_DIVR(X(52) - G(505) * X(53) - G(506) * X(54) - G(507) * X(55) - G(508) * X(56) - G(509) * X(57) - G(510) * X(58), G(504), P(504));
+  X(51) = KPP_DIVR(X(51) - G(457) * X(52) - G(458) * X(53) - G(459) * X(54) - G(460) * X(55) - G(461) * X(56) - G(462) * X(57) - G(463) * X(58), G(456), P(456));
+  X(50) = KPP_DIVR(X(50) - G(427) * X(51) - G(428) * X(52) - G(429) * X(53) - G(430) * X(54) - G(431) * X(55) - G(432) * X(56) - G(433) * X(57) - G(434) * X(58), G(426), P(426));
+  X(49) = KPP_DIVR(X(49) - G(385) * X(50) - G(386) * X(51) - G(387) * X(52) - G(388) * X(53) - G(389) * X(54) - G(390) * X(55) - G(391) * X(57) - G(392) * X(58), G(384), P(384));
+  X(48) = KPP_DIVR(X(48) - G(371) * X(50) - G(372) * X(51) - G(373) * X(52) - G(374) * X(53) - G(375) * X(54) - G(376) * X(57) - G(377) * X(58), G(370), P(370));
+  X(47) = KPP_DIVR(X(47) - G(357) * X(48) - G(358) * X(49) - G(359) * X(50) - G(360) * X(51) - G(361) * X(52) - G(362) * X(53) - G(363) * X(54) - G(364) * X(55) - G(365) * X(56) - G(366) * X(57) - G(367) * X(58), G(356), P(356));
+  X(46) = KPP_DIVR(X(46) - G(335) * X(50) - G(336) * X(51) - G(337) * X(52) - G(338) * X(53) - G(339) * X(54) - G(340) * X(55) - G(341) * X(57) - G(342) * X(58), G(334), P(334));
+  X(45) = KPP_DIVR(X(45) - G(324) * X(50) - G(325) * X(52) - G(326) * X(53) - G(327) * X(57) - G(328) * X(58), G(323), P(323));
+  X(44) = KPP_DIVR(X(44) - G(311) * X(50) - G(312) * X(51) - G(313) * X(52) - G(314) * X(53) - G(315) * X(54) - G(316) * X(57) - G(317) * X(58), G(310), P(310));
+  X(43) = KPP_DIVR(X(43) - G(300) * X(50) - G(301) * X(51) - G(302) * X(52) - G(303) * X(54) - G(304) * X(57), G(299), P(299));
+  X(42) = KPP_DIVR(X(42) - G(284) * X(43) - G(285) * X(44) - G(286) * X(45) - G(287) * X(48) - G(288) * X(49) - G(289) * X(50) - G(290) * X(51) - G(291) * X(52) - G(292) * X(53) - G(293) * X(54) - G(294) * X(55) - G(295) * X(56) - G(296) * X(57) - G(297) * X(58), G(283), P(283));
+  X(41) = KPP_DIVR(X(41) - G(253) * X(43) - G(254) * X(44) - G(255) * X(45) - G(256) * X(48) - G(257) * X(49) - G(258) * X(50) - G(259) * X(51) - G(260) * X(52) - G(261) * X(53) - G(262) * X(54) - G(263) * X(55) - G(264) * X(56) - G(265) * X(57) - G(266) * X(58), G(252), P(252));
+  X(40) = KPP_DIVR(X(40) - G(240) * X(50) - G(241) * X(51) - G(242) * X(52) - G(243) * X(54) - G(244) * X(57), G(239), P(239));
+  X(39) = KPP_DIVR(X(39) - G(231) * X(45) - G(232) * X(50) - G(233) * X(51) - G(234) * X(52) - G(235) * X(53) - G(236) * X(54) - G(237) * X(57), G(230), P(230));
+  X(38) = KPP_DIVR(X(38) - G(221) * X(44) - G(222) * X(50) - G(223) * X(51) - G(224) * X(52) - G(225) * X(53) - G(226) * X(54) - G(227) * X(57) - G(228) * X(58), G(220), P(220));
+  X(37) = KPP_DIVR(X(37) - G(209) * X(45) - G(210) * X(50) - G(211) * X(51) - G(212) * X(52) - G(213) * X(53) - G(214) * X(54) - G(215) * X(57), G(208), P(208));
+  X(36) = KPP_DIVR(X(36) - G(197) * X(45) - G(198) * X(50) - G(199) * X(51) - G(200) * X(52) - G(201) * X(53) - G(202) * X(54) - G(203) * X(57), G(196), P(196));
+  X(35) = KPP_DIVR(X(35) - G(189) * X(50) - G(190) * X(51) - G(191) * X(52) - G(192) * X(54) - G(193) * X(57), G(188), P(188));
+  X(34) = KPP_DIVR(X(34) - G(182) * X(50) - G(183) * X(51) - G(184) * X(52) - G(185) * X(54) - G(186) * X(57), G(181), P(181));
+  X(33) = KPP_DIVR(X(33) - G(171) * X(34) - G(172) * X(35) - G(173) * X(44) - G(174) * X(49) - G(175) * X(51) - G(176) * X(52) - G(177) * X(53) - G(178) * X(54) - G(179) * X(57), G(170), P(170));
+  X(32) = KPP_DIVR(X(32) - G(159) * X(40) - G(160) * X(43) - G(161) * X(45) - G(162) * X(46) - G(163) * X(48) - G(164) * X(51) - G(165) * X(52) - G(166) * X(53) - G(167) * X(54) - G(168) * X(55) - G(169) * X(57), G(158), P(158));
+  X(31) = KPP_DIVR(X(31) - G(150) * X(50) - G(151) * X(51) - G(152) * X(52) - G(153) * X(53) - G(154) * X(54) - G(155) * X(58), G(149), P(149));
+  X(30) = KPP_DIVR(X(30) - G(141) * X(34) - G(142) * X(44) - G(143) * X(51) - G(144) * X(52) - G(145) * X(53) - G(146) * X(54) - G(147) * X(57), G(140), P(140));
+  X(29) = KPP_DIVR(X(29) - G(133) * X(34) - G(134) * X(35) - G(135) * X(51) - G(136) * X(52) - G(137) * X(53) - G(138) * X(54) - G(139) * X(57), G(132), P(132));
+  X(28) = KPP_DIVR(X(28) - G(129) * X(45) - G(130) * X(52) - G(131) * X(53), G(128), P(128));
+  X(27) = KPP_DIVR(X(27) - G(125) * X(45) - G(126) * X(52) - G(127) * X(53), G(124), P(124));
+  X(26) = KPP_DIVR(X(26) - G(121) * X(45) - G(122) * X(52) - G(123) * X(53), G(120), P(120));
+  X(25) = KPP_DIVR(X(25) - G(106) * X(26) - G(107) * X(27) - G(108) * X(28) - G(109) * X(30) - G(110) * X(33) - G(111) * X(42) - G(112) * X(44) - G(113) * X(45) - G(114) * X(47) - G(115) * X(51) - G(116) * X(52) - G(117) * X(53) - G(118) * X(54) - G(119) * X(57), G(105), P(105));
+  X(24) = KPP_DIVR(X(24) - G(95) * X(29) - G(96) * X(30) - G(97) * X(33) - G(98) * X(42) - G(99) * X(47) - G(100) * X(50) - G(101) * X(52) - G(102) * X(53) - G(103) * X(58), G(94), P(94));
+  X(23) = KPP_DIVR(X(23) - G(89) * X(45) - G(90) * X(52) - G(91) * X(53), G(88), P(88));
+  X(22) = KPP_DIVR(X(22) - G(85) * X(52) - G(86) * X(54) - G(87) * X(58), G(84), P(84));
+  X(21) = KPP_DIVR(X(21) - G(82) * X(52) - G(83) * X(53), G(81), P(81));
+  X(20) = KPP_DIVR(X(20) - G(76) * X(50) - G(77) * X(51) - G(78) * X(52), G(75), P(75));
+  X(19) = KPP_DIVR(X(19) - G(72) * X(50) - G(73) * X(52) - G(74) * X(58), G(71), P(71));
+  X(18) = KPP_DIVR(X(18) - G(68) * X(45) - G(69) * X(53) - G(70) * X(58), G(67), P(67));
+  X(17) = KPP_DIVR(X(17) - G(63) * X(50) - G(64) * X(52) - G(65) * X(54), G(62), P(62));
+  X(16) = KPP_DIVR(X(16) - G(58) * X(27) - G(59) * X(28) - G(60) * X(45) - G(61) * X(52), G(57), P(57));
+  X(15) = KPP_DIVR(X(15) - G(56) * X(52), G(55), P(55));
+  X(14) = KPP_DIVR(X(14) - G(53) * X(53) - G(54) * X(58), G(52), P(52));
+  X(13) = KPP_DIVR(X(13) - G(50) * X(50) - G(51) * X(52), G(49), P(49));
+  X(12) = KPP_DIVR(X(12) - G(47) * X(52) - G(48) * X(57), G(46), P(46));
+  X(11) = KPP_DIVR(X(11) - G(44) * X(44) - G(45) * X(58), G(43), P(43));
+  X(10) = KPP_DIVR(X(10) - G(42) * X(52), G(41), P(41));
+  X(9) = KPP_DIVR(X(9) - G(40) * X(52), G(39), P(39));
+  X(8) = KPP_DIVR(X(8) - G(38) * X(52), G(37), P(37));
+  X(7) = KPP_DIVR(X(7) - G(36) * X(52), G(35), P(35));
+  X(6) = KPP_DIVR(X(6) - G(34) * X(45), G(33), P(33));
+  X(5) = KPP_DIVR(X(5) - G(32) * X(52), G(31), P(31));
+  X(4) = KPP_DIVR(X(4) - G(30) * X(52), G(29), P(29));
+  X(3) = KPP_DIVR(X(3) - G(27) * X(25) - G(28) * X(52), G(26), P(26));
+  X(2) = KPP_DIVR(X(2) - G(10) * X(26) - G(11) * X(27) - G(12) * X(28) - G(13) * X(36) - G(14) * X(37) - G(15) * X(39) - G(16) * X(40) - G(17) * X(43) - G(18) * X(44) - G(19) * X(45) - G(20) * X(48) - G(21) * X(49) - G(22) * X(51) - G(23) * X(54) - G(24) * X(55) - G(25) * X(56), G(9), P(9));
+  X(1) = KPP_DIVR(X(1) - G(4) * X(23) - G(5) * X(26) - G(6) * X(27) - G(7) * X(28) - G(8) * X(45), G(3), P(3));
+  X(0) = KPP_DIVR(X(0) - G(1) * X(4) - G(2) * X(52), G(0), P(0));
   V(356) = X(0);
   V(357) = X(1);
   V(358) = X(2);
@@ -3824,11 +3828,15 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
   { const T yi = V(57); T yn = yi + (T)m0 * V(295) + (T)m1 * V(354) + (T)m2 * V(413); T ye = T(0) + (T)e0 * V(295) + (T)e1 * V(354) + (T)e2 * V(413); V(118) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(628) = q * q; }
   { const T yi = V(58); T yn = yi + (T)m0 * V(296) + (T)m1 * V(355) + (T)m2 * V(414); T ye = T(0) + (T)e0 * V(296) + (T)e1 * V(355) + (T)e2 * V(414); V(119) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(629) = q * q; }
   { double s_ = 0.0; s_ = s_ + V(571); s_ = s_ + V(572); s_ = s_ + V(573); s_ = s_ + V(574); s_ = s_ + V(575); s_ = s_ + V(576); s_ = s_ + V(577); s_ = s_ + V(578); s_ = s_ + V(579); s_ = s_ + V(580); s_ = s_ + V(581); s_ = s_ + V(582); s_ = s_ + V(583); s_ = s_ + V(584); s_ = s_ + V(585); s_ = s_ + V(586); s_ = s_ + V(587); s_ = s_ + V(588); s_ = s_ + V(589); s_ = s_ + V(590); s_ = s_ + V(591); s_ = s_ + V(592); s_ = s_ + V(593); s_ = s_ + V(594); s_ = s_ + V(595); s_ = s_ + V(596); s_ = s_ + V(597); s_ = s_ + V(598); s_ = s_ + V(599); s_ = s_ + V(600); s_ = s_ + V(601); s_ = s_ + V(602); s_ = s_ + V(603); s_ = s_ + V(604); s_ = s_ + V(605); s_ = s_ + V(606); s_ = s_ + V(607); s_ = s_ + V(608); s_ = s_ + V(609); s_ = s_ + V(610); s_ = s_ + V(611); s_ = s_ + V(612); s_ = s_ + V(613); s_ = s_ + V(614); s_ = s_ + V(615); s_ = s_ + V(616); s_ = s_ + V(617); s_ = s_ + V(618); s_ = s_ + V(619); s_ = s_ + V(620); s_ = s_ + V(621); s_ = s_ + V(622); s_ = s_ + V(623); s_ = s_ + V(624); s_ = s_ + V(625); s_ = s_ + V(626); s_ = s_ + V(627); s_ = s_ + V(628); s_ = s_ + V(629); V(630) = s_; }
+  (void)rcp_;
   return sing;
 }
 #undef G
 #undef X
+#undef P
 #undef KPP_DIV
+#undef KPP_DIVR
+#undef KPP_RCP
 
 // The split: one thread per (warp, lane) of a block of split::WARPS warps. Each warp's rows
 // live in its registers; S(k) is shared slot k ([slot][lane]). Every warp reaches
@@ -3843,13 +3851,17 @@ template <class T, bool Exact>
 WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, const kpp::SplitScalars& c) {
 #define S(k) pub[(k) * 32 + lane]
 #define KPP_DIV(a, b) ::wrfgpu::kpp::split_div<Exact>((a), (b), inexact)
+#define KPP_DIVR(a, b, r) ::wrfgpu::kpp::split_div_r<Exact>((a), (b), (r), inexact)
+#define KPP_RCP(b) ::wrfgpu::kpp::split_rcp<Exact>((b), inexact)
   const double ghinv = c.ghinv; const double a10 = c.a10; const double hc10 = c.hc10; const double hc20 = c.hc20; const double hc21 = c.hc21; const double m0 = c.m0; const double m1 = c.m1; const double m2 = c.m2; const double e0 = c.e0; const double e1 = c.e1; const double e2 = c.e2; const double atol = c.atol; const double rtol = c.rtol;
   int sing = 0;
   bool inexact = false;
   if (warp == 0) {
     T rg29;
-    { const T b69 = R(47) * V(52); rg29 = (T)((double)-(-b69) + ghinv); sing = sing | !(kpp_abs_lu(rg29) >= KppTiny<T>::value); }
+    T rp29;
+    { const T b69 = R(47) * V(52); rg29 = (T)((double)-(-b69) + ghinv); sing = sing | !(kpp_abs_lu(rg29) >= KppTiny<T>::value); } rp29 = KPP_RCP(rg29);
     S(0) = rg29;
+    S(325) = rp29;
     T rg393;
     { const T b69 = R(47) * V(52); rg393 = -(b69); }
     T rg79;
@@ -3863,8 +3875,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg396;
     { const T b43 = R(33) * V(52); rg396 = -(b43); }
     T rg52;
-    { const T b59 = R(41); const T b60 = R(42); rg52 = (T)((double)-(-b59 - b60) + ghinv); sing = sing | !(kpp_abs_lu(rg52) >= KppTiny<T>::value); }
+    T rp52;
+    { const T b59 = R(41); const T b60 = R(42); rg52 = (T)((double)-(-b59 - b60) + ghinv); sing = sing | !(kpp_abs_lu(rg52) >= KppTiny<T>::value); } rp52 = KPP_RCP(rg52);
     S(23) = rg52;
+    S(335) = rp52;
     T rg397;
     { const T b77 = R(51) * V(52); rg397 = -(T(0.17f) * b77); }
     T rg398;
@@ -3872,8 +3886,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg399;
     { const T b12 = R(12); rg399 = -(b12); }
     T rg81;
-    { const T b93 = R(59) * V(52); const T b163 = R(95) * V(53); rg81 = (T)((double)-(-b93 - T(0.5f) * b163) + ghinv); sing = sing | !(kpp_abs_lu(rg81) >= KppTiny<T>::value); }
+    T rp81;
+    { const T b93 = R(59) * V(52); const T b163 = R(95) * V(53); rg81 = (T)((double)-(-b93 - T(0.5f) * b163) + ghinv); sing = sing | !(kpp_abs_lu(rg81) >= KppTiny<T>::value); } rp81 = KPP_RCP(rg81);
     S(49) = rg81;
+    S(342) = rp81;
     T rg400;
     { const T b93 = R(59) * V(52); rg400 = -(T(0.1f) * b93); }
     T rg401;
@@ -3881,8 +3897,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg402;
     { const T b71 = R(48) * V(52); rg402 = -(b71); }
     T rg120;
-    { const T b117 = R(71) * V(52); const T b171 = R(99) * V(53); const T b179 = R(103) * V(45); rg120 = (T)((double)-(-b117 - b171 - b179) + ghinv); sing = sing | !(kpp_abs_lu(rg120) >= KppTiny<T>::value); }
+    T rp120;
+    { const T b117 = R(71) * V(52); const T b171 = R(99) * V(53); const T b179 = R(103) * V(45); rg120 = (T)((double)-(-b117 - b171 - b179) + ghinv); sing = sing | !(kpp_abs_lu(rg120) >= KppTiny<T>::value); } rp120 = KPP_RCP(rg120);
     S(85) = rg120;
+    S(347) = rp120;
     T rg403;
     { const T b179 = R(103) * V(45); rg403 = -(T(0.23f) * b179); }
     T rg404;
@@ -3933,8 +3951,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg423;
     { const T b11 = R(11); rg423 = -(b11); }
     T rg370;
-    { const T b137 = R(82) * V(57); const T b195 = R(111) * V(50); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); rg370 = (T)((double)-(-b137 - b195 - b222 - b246) + ghinv); sing = sing | !(kpp_abs_lu(rg370) >= KppTiny<T>::value); }
+    T rp370;
+    { const T b137 = R(82) * V(57); const T b195 = R(111) * V(50); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); rg370 = (T)((double)-(-b137 - b195 - b222 - b246) + ghinv); sing = sing | !(kpp_abs_lu(rg370) >= KppTiny<T>::value); } rp370 = KPP_RCP(rg370);
     S(264) = rg370;
+    S(369) = rp370;
     T rg424;
     { const T b137 = R(82) * V(57); const T b195 = R(111) * V(50); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); rg424 = -(b137 - b195 + b222 + T(0.5f) * b246); }
     T rg425;
@@ -4000,28 +4020,28 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(146) = -V(486) - V(514) - V(518);
     V(168) = V(471) - V(497) - V(526) - V(540) - V(552);
     V(170) = T(0.65f) * V(420) + T(2.0f) * V(425) + V(426) + V(427) + V(428) + T(0.8f) * V(432) + V(433) + V(434) + V(435) + V(441) - V(442) - V(443) - V(444) + V(445) - T(2.0f) * V(446) - T(2.0f) * V(447) + V(448) - V(454) - V(461) + V(462) + V(463) + T(0.17f) * V(466) + T(0.25f) * V(472) + T(0.17f) * V(473) + T(0.1f) * V(474) + V(475) + V(478) + V(491) + T(0.964f) * V(492) + T(0.92f) * V(493) + T(0.76f) * V(494) + V(495) + V(496) + V(497) + T(0.92f) * V(499) + V(500) + V(501) + V(502) + V(503) + V(505) + V(507) + T(0.12f) * V(515) + T(0.23f) * V(516) + T(0.26f) * V(517) + T(0.23f) * V(518) - V(519) - V(520) - V(521) - V(522) - V(523) - V(524) - V(525) - V(526) - V(527) - V(528) - V(529) - V(530) - V(531) - V(532) + V(533) + V(534) + V(535) + V(536) + V(537) + V(538) + V(539) + V(540) + V(541) + T(0.5f) * V(542) + T(2.0f) * V(543) + T(2.0f) * V(544) + T(0.46f) * V(545) + T(0.5f) * V(546) + T(0.5f) * V(547) + T(0.5f) * V(548) + T(0.5f) * V(549) + T(0.5f) * V(550) + T(0.5f) * V(551) + T(0.5f) * V(552) + T(0.5f) * V(553) + V(555) + V(556) + T(0.92f) * V(557) - V(558) + V(559) - V(564) + V(565) + T(0.5f) * V(568);
-    rg79 = -KPP_DIV((-rg79), S(10));
-    rg80 = -KPP_DIV((-rg80), S(12));
-    rg368 = -KPP_DIV((-rg368), S(93));
-    rg393 = -KPP_DIV((-rg393), rg29);
-    rg394 = -KPP_DIV((-rg394), S(10));
-    rg395 = -KPP_DIV((-rg395), S(12));
-    rg396 = -KPP_DIV((-rg396), S(20));
-    rg397 = -KPP_DIV((-rg397), S(26));
-    rg398 = -KPP_DIV((-rg398), S(41));
-    rg399 = -KPP_DIV((-rg399), S(45));
-    rg400 = -KPP_DIV((-rg400), rg81);
-    rg401 = -KPP_DIV((-rg401), S(56));
-    rg402 = -KPP_DIV((-rg402), S(70));
-    rg406 = -KPP_DIV((-rg406), S(97));
-    rg408 = -KPP_DIV((-rg408), S(113));
-    rg412 = -KPP_DIV((-rg412), S(154));
-    rg413 = -KPP_DIV((-rg413), S(162));
-    rg414 = -KPP_DIV((-rg414), S(170));
-    rg415 = -KPP_DIV((-rg415), S(179));
-    rg416 = -KPP_DIV((-rg416), S(187));
-    rg417 = -KPP_DIV((-rg417), S(193));
-    rg422 = -KPP_DIV((-rg422), S(243));
+    rg79 = -KPP_DIVR((-rg79), S(10), S(330));
+    rg80 = -KPP_DIVR((-rg80), S(12), S(331));
+    rg368 = -KPP_DIVR((-rg368), S(93), S(349));
+    rg393 = -KPP_DIVR((-rg393), rg29, rp29);
+    rg394 = -KPP_DIVR((-rg394), S(10), S(330));
+    rg395 = -KPP_DIVR((-rg395), S(12), S(331));
+    rg396 = -KPP_DIVR((-rg396), S(20), S(334));
+    rg397 = -KPP_DIVR((-rg397), S(26), S(336));
+    rg398 = -KPP_DIVR((-rg398), S(41), S(340));
+    rg399 = -KPP_DIVR((-rg399), S(45), S(341));
+    rg400 = -KPP_DIVR((-rg400), rg81, rp81);
+    rg401 = -KPP_DIVR((-rg401), S(56), S(344));
+    rg402 = -KPP_DIVR((-rg402), S(70), S(346));
+    rg406 = -KPP_DIVR((-rg406), S(97), S(350));
+    rg408 = -KPP_DIVR((-rg408), S(113), S(352));
+    rg412 = -KPP_DIVR((-rg412), S(154), S(357));
+    rg413 = -KPP_DIVR((-rg413), S(162), S(358));
+    rg414 = -KPP_DIVR((-rg414), S(170), S(359));
+    rg415 = -KPP_DIVR((-rg415), S(179), S(360));
+    rg416 = -KPP_DIVR((-rg416), S(187), S(361));
+    rg417 = -KPP_DIVR((-rg417), S(193), S(362));
+    rg422 = -KPP_DIVR((-rg422), S(243), S(367));
     rg82 = rg82 + (-rg79) * S(11);
     rg369 = rg369 + (-rg368) * S(94);
     rg373 = rg373 + (-rg368) * S(95);
@@ -4050,15 +4070,15 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg432 = rg432 + (-rg417) * S(205);
     T rx4;
     rx4 = V(124);
-    S(325) = rx4;
+    S(379) = rx4;
     T rx14;
     rx14 = V(134);
-    S(335) = rx14;
+    S(389) = rx14;
     T rx21;
     rx21 = V(141);
     T rx26;
     rx26 = V(146);
-    S(347) = rx26;
+    S(401) = rx26;
     T rx48;
     rx48 = V(168);
     T rx50;
@@ -4071,18 +4091,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg429 = rg429 + (-rg401) * S(59);
     rg421 = rg421 + (-rg402) * S(78);
     rg427 = rg427 + (-rg402) * S(80);
-    rg403 = -KPP_DIV((-rg403), rg120);
-    rg404 = -KPP_DIV((-rg404), S(89));
-    rg405 = -KPP_DIV((-rg405), S(93));
+    rg403 = -KPP_DIVR((-rg403), rg120, rp120);
+    rg404 = -KPP_DIVR((-rg404), S(89), S(348));
+    rg405 = -KPP_DIVR((-rg405), S(93), S(349));
     rg430 = rg430 + (-rg406) * S(103);
     rg433 = rg433 + (-rg406) * S(104);
-    rg407 = -KPP_DIV((-rg407), S(105));
+    rg407 = -KPP_DIVR((-rg407), S(105), S(351));
     rg434 = rg434 + (-rg408) * S(119);
-    rg409 = -KPP_DIV((-rg409), S(132));
-    rg418 = -KPP_DIV((-rg418), S(208));
-    rg423 = -KPP_DIV((-rg423), S(252));
-    rx21 = rx21 - rg79 * S(330) - rg80 * S(331);
-    S(342) = rx21;
+    rg409 = -KPP_DIVR((-rg409), S(132), S(354));
+    rg418 = -KPP_DIVR((-rg418), S(208), S(363));
+    rg423 = -KPP_DIVR((-rg423), S(252), S(368));
+    rx21 = rx21 - rg79 * S(384) - rg80 * S(385);
+    S(396) = rx21;
     WRFGPU_SPLIT_BARRIER();
     rg428 = rg428 + (-rg395) * S(13);
     rg426 = rg426 + (-rg399) * S(46);
@@ -4110,10 +4130,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg410 = rg410 + (-rg409) * S(133);
     rg420 = rg420 + (-rg409) * S(135);
     rg433 = rg433 + (-rg409) * S(141);
-    rg411 = -KPP_DIV((-rg411), S(148));
+    rg411 = -KPP_DIVR((-rg411), S(148), S(356));
     rg425 = rg425 + (-rg417) * S(198);
     rg434 = rg434 + (-rg417) * S(207);
-    rg419 = -KPP_DIV((-rg419), S(223));
+    rg419 = -KPP_DIVR((-rg419), S(223), S(364));
     rg431 = rg431 + (-rg422) * S(249);
     rg424 = rg424 + (-rg423) * S(253);
     rg432 = rg432 + (-rg423) * S(261);
@@ -4124,12 +4144,12 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg421 = rg421 + (-rg405) * S(94);
     rg427 = rg427 + (-rg408) * S(115);
     rg430 = rg430 + (-rg409) * S(140);
-    rg410 = -KPP_DIV((-rg410), S(142));
+    rg410 = -KPP_DIVR((-rg410), S(142), S(355));
     rg420 = rg420 + (-rg414) * S(171);
     rg425 = rg425 + (-rg418) * S(213);
     rg434 = rg434 + (-rg418) * S(222);
     rg431 = rg431 + (-rg423) * S(260);
-    rg424 = -KPP_DIV((-rg424), rg370);
+    rg424 = -KPP_DIVR((-rg424), rg370, rp370);
     WRFGPU_SPLIT_BARRIER();
     rg428 = rg428 + (-rg398) * S(43);
     rg429 = rg429 + (-rg405) * S(96);
@@ -4141,7 +4161,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg420 = rg420 + (-rg417) * S(195);
     rg425 = rg425 + (-rg423) * S(254);
     WRFGPU_SPLIT_BARRIER();
-    rg369 = -KPP_DIV((-rg369), S(237));
+    rg369 = -KPP_DIVR((-rg369), S(237), S(366));
     rg428 = rg428 + (-rg399) * S(48);
     rg429 = rg429 + (-rg406) * S(102);
     rg427 = rg427 + (-rg410) * S(144);
@@ -4150,7 +4170,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg433 = rg433 + (-rg411) * S(153);
     rg421 = rg421 + (-rg413) * S(163);
     rg420 = rg420 + (-rg418) * S(210);
-    rg425 = -KPP_DIV((-rg425), S(272));
+    rg425 = -KPP_DIVR((-rg425), S(272), S(370));
     WRFGPU_SPLIT_BARRIER();
     rg371 = rg371 + (-rg369) * S(238);
     S(265) = rg371;
@@ -4169,11 +4189,11 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg430 = rg430 + (-rg412) * S(160);
     rg433 = rg433 + (-rg412) * S(161);
     rg421 = rg421 + (-rg415) * S(180);
-    rg420 = -KPP_DIV((-rg420), S(229));
+    rg420 = -KPP_DIVR((-rg420), S(229), S(365));
     rg431 = rg431 + (-rg425) * S(278);
     S(286) = rg431;
-    rx48 = rx48 - rg368 * S(349) - rg369 * S(366);
-    S(369) = rx48;
+    rx48 = rx48 - rg368 * S(403) - rg369 * S(420);
+    S(423) = rx48;
     WRFGPU_SPLIT_BARRIER();
     rg428 = rg428 + (-rg401) * S(58);
     rg429 = rg429 + (-rg408) * S(117);
@@ -4198,7 +4218,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg426 = rg426 + (-rg415) * S(181);
     rg430 = rg430 + (-rg415) * S(185);
     rg433 = rg433 + (-rg415) * S(186);
-    rg421 = -KPP_DIV((-rg421), S(237));
+    rg421 = -KPP_DIVR((-rg421), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg428 = rg428 + (-rg404) * S(91);
     rg429 = rg429 + (-rg413) * S(167);
@@ -4207,8 +4227,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg430 = rg430 + (-rg416) * S(191);
     rg433 = rg433 + (-rg416) * S(192);
     rg434 = rg434 + (-rg421) * S(242);
-    rx50 = rx50 - rg393 * rx4 - rg394 * S(330) - rg395 * S(331) - rg396 * S(334) - rg397 * S(336) - rg398 * S(340) - rg399 * S(341) - rg400 * rx21 - rg401 * S(344) - rg402 * S(346) - rg403 * rx26 - rg404 * S(348) - rg405 * S(349) - rg406 * S(350) - rg407 * S(351) - rg408 * S(352) - rg409 * S(354) - rg410 * S(355) - rg411 * S(356) - rg412 * S(357) - rg413 * S(358) - rg414 * S(359) - rg415 * S(360) - rg416 * S(361) - rg417 * S(362) - rg418 * S(363) - rg419 * S(364) - rg420 * S(365) - rg421 * S(366) - rg422 * S(367) - rg423 * S(368) - rg424 * rx48 - rg425 * S(370);
-    S(371) = rx50;
+    rx50 = rx50 - rg393 * rx4 - rg394 * S(384) - rg395 * S(385) - rg396 * S(388) - rg397 * S(390) - rg398 * S(394) - rg399 * S(395) - rg400 * rx21 - rg401 * S(398) - rg402 * S(400) - rg403 * rx26 - rg404 * S(402) - rg405 * S(403) - rg406 * S(404) - rg407 * S(405) - rg408 * S(406) - rg409 * S(408) - rg410 * S(409) - rg411 * S(410) - rg412 * S(411) - rg413 * S(412) - rg414 * S(413) - rg415 * S(414) - rg416 * S(415) - rg417 * S(416) - rg418 * S(417) - rg419 * S(418) - rg420 * S(419) - rg421 * S(420) - rg422 * S(421) - rg423 * S(422) - rg424 * rx48 - rg425 * S(424);
+    S(425) = rx50;
     rg428 = rg428 + (-rg405) * S(95);
     rg429 = rg429 + (-rg414) * S(175);
     rg427 = rg427 + (-rg416) * S(189);
@@ -4267,8 +4287,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(285) = rg430;
     rg428 = rg428 + (-rg413) * S(166);
     rg429 = rg429 + (-rg424) * rg374;
-    rg426 = rg426 + (-rg425) * S(273);
+    T rp426;
+    rg426 = rg426 + (-rg425) * S(273); rp426 = KPP_RCP(rg426);
     S(281) = rg426;
+    S(371) = rp426;
     rg427 = rg427 + (-rg425) * S(274);
     S(282) = rg427;
     rg433 = rg433 + (-rg425) * S(279);
@@ -4307,27 +4329,27 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(450) = R(35) * V(118) * V(118) * V(60);
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx14 = KPP_DIV(rx14 - rg53 * S(374) - rg54 * S(379), rg52);
+    rx14 = KPP_DIVR(rx14 - rg53 * S(428) - rg54 * S(433), rg52, rp52);
     WRFGPU_SPLIT_BARRIER();
-    rx21 = KPP_DIV(rx21 - rg82 * S(373) - rg83 * S(374), rg81);
-    rx4 = KPP_DIV(rx4 - rg30 * S(373), rg29);
-    S(325) = rx4;
+    rx21 = KPP_DIVR(rx21 - rg82 * S(427) - rg83 * S(428), rg81, rp81);
+    rx4 = KPP_DIVR(rx4 - rg30 * S(427), rg29, rp29);
+    S(379) = rx4;
     V(252) = rx14;
     WRFGPU_SPLIT_BARRIER();
-    rx50 = KPP_DIV(rx50 - rg427 * S(372) - rg428 * S(373) - rg429 * S(374) - rg430 * S(375) - rg431 * S(376) - rg432 * S(377) - rg433 * S(378) - rg434 * S(379), rg426);
-    S(371) = rx50;
+    rx50 = KPP_DIVR(rx50 - rg427 * S(426) - rg428 * S(427) - rg429 * S(428) - rg430 * S(429) - rg431 * S(430) - rg432 * S(431) - rg433 * S(432) - rg434 * S(433), rg426, rp426);
+    S(425) = rx50;
     V(242) = rx4;
     V(259) = rx21;
     V(75) = V(14) + (T)a10 * V(252);
     WRFGPU_SPLIT_BARRIER();
-    rx48 = KPP_DIV(rx48 - rg371 * rx50 - rg372 * S(372) - rg373 * S(373) - rg374 * S(374) - rg375 * S(375) - rg376 * S(378) - rg377 * S(379), rg370);
-    S(369) = rx48;
+    rx48 = KPP_DIVR(rx48 - rg371 * rx50 - rg372 * S(426) - rg373 * S(427) - rg374 * S(428) - rg375 * S(429) - rg376 * S(432) - rg377 * S(433), rg370, rp370);
+    S(423) = rx48;
     V(288) = rx50;
     V(65) = V(4) + (T)a10 * V(242);
     V(82) = V(21) + (T)a10 * V(259);
     WRFGPU_SPLIT_BARRIER();
-    rx26 = KPP_DIV(rx26 - rg121 * S(366) - rg122 * S(373) - rg123 * S(374), rg120);
-    S(347) = rx26;
+    rx26 = KPP_DIVR(rx26 - rg121 * S(420) - rg122 * S(427) - rg123 * S(428), rg120, rp120);
+    S(401) = rx26;
     V(286) = rx48;
     V(111) = V(50) + (T)a10 * V(288);
     V(468) = R(53) * V(69) * V(113);
@@ -4345,7 +4367,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(200) = T(0.25f) * V(472) + T(0.17f) * V(473) - V(474) - T(0.5f) * V(510);
     V(521) = R(106) * V(111) * V(116);
     rx14 = V(193) + (T)hc10 * V(252);
-    S(335) = rx14;
+    S(389) = rx14;
     WRFGPU_SPLIT_BARRIER();
     V(87) = V(26) + (T)a10 * V(264);
     V(548) = R(133) * V(101) * V(115);
@@ -4357,7 +4379,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(540) = R(125) * V(109) * V(112);
     V(527) = R(112) * V(110) * V(111);
     rx4 = V(183) + (T)hc10 * V(242);
-    S(325) = rx4;
+    S(379) = rx4;
     rx21 = V(200) + (T)hc10 * V(259);
     WRFGPU_SPLIT_BARRIER();
     V(517) = R(102) * V(89) * V(106);
@@ -4368,8 +4390,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(559) = R(144) * V(99) * V(112);
     V(428) = R(13) * V(102);
     V(476) = R(61) * V(108) * V(113);
-    rx21 = rx21 - rg79 * S(330) - rg80 * S(331);
-    S(342) = rx21;
+    rx21 = rx21 - rg79 * S(384) - rg80 * S(385);
+    S(396) = rx21;
     WRFGPU_SPLIT_BARRIER();
     V(463) = R(48) * V(86) * V(113);
     V(464) = R(49) * V(77) * V(113);
@@ -4380,21 +4402,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     V(229) = T(0.65f) * V(420) + T(2.0f) * V(425) + V(426) + V(427) + V(428) + T(0.8f) * V(432) + V(433) + V(434) + V(435) + V(441) - V(442) - V(443) - V(444) + V(445) - T(2.0f) * V(446) - T(2.0f) * V(447) + V(448) - V(454) - V(461) + V(462) + V(463) + T(0.17f) * V(466) + T(0.25f) * V(472) + T(0.17f) * V(473) + T(0.1f) * V(474) + V(475) + V(478) + V(491) + T(0.964f) * V(492) + T(0.92f) * V(493) + T(0.76f) * V(494) + V(495) + V(496) + V(497) + T(0.92f) * V(499) + V(500) + V(501) + V(502) + V(503) + V(505) + V(507) + T(0.12f) * V(515) + T(0.23f) * V(516) + T(0.26f) * V(517) + T(0.23f) * V(518) - V(519) - V(520) - V(521) - V(522) - V(523) - V(524) - V(525) - V(526) - V(527) - V(528) - V(529) - V(530) - V(531) - V(532) + V(533) + V(534) + V(535) + V(536) + V(537) + V(538) + V(539) + V(540) + V(541) + T(0.5f) * V(542) + T(2.0f) * V(543) + T(2.0f) * V(544) + T(0.46f) * V(545) + T(0.5f) * V(546) + T(0.5f) * V(547) + T(0.5f) * V(548) + T(0.5f) * V(549) + T(0.5f) * V(550) + T(0.5f) * V(551) + T(0.5f) * V(552) + T(0.5f) * V(553) + V(555) + V(556) + T(0.92f) * V(557) - V(558) + V(559) - V(564) + V(565) + T(0.5f) * V(568);
     rx26 = V(205) + (T)hc10 * V(264);
-    S(347) = rx26;
+    S(401) = rx26;
     rx48 = V(227) + (T)hc10 * V(286);
     WRFGPU_SPLIT_BARRIER();
     rx50 = V(229) + (T)hc10 * V(288);
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx48 = rx48 - rg368 * S(349) - rg369 * S(366);
-    S(369) = rx48;
+    rx48 = rx48 - rg368 * S(403) - rg369 * S(420);
+    S(423) = rx48;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx50 = rx50 - rg393 * rx4 - rg394 * S(330) - rg395 * S(331) - rg396 * S(334) - rg397 * S(336) - rg398 * S(340) - rg399 * S(341) - rg400 * rx21 - rg401 * S(344) - rg402 * S(346) - rg403 * rx26 - rg404 * S(348) - rg405 * S(349) - rg406 * S(350) - rg407 * S(351) - rg408 * S(352) - rg409 * S(354) - rg410 * S(355) - rg411 * S(356) - rg412 * S(357) - rg413 * S(358) - rg414 * S(359) - rg415 * S(360) - rg416 * S(361) - rg417 * S(362) - rg418 * S(363) - rg419 * S(364) - rg420 * S(365) - rg421 * S(366) - rg422 * S(367) - rg423 * S(368) - rg424 * rx48 - rg425 * S(370);
-    S(371) = rx50;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx50 = rx50 - rg393 * rx4 - rg394 * S(384) - rg395 * S(385) - rg396 * S(388) - rg397 * S(390) - rg398 * S(394) - rg399 * S(395) - rg400 * rx21 - rg401 * S(398) - rg402 * S(400) - rg403 * rx26 - rg404 * S(402) - rg405 * S(403) - rg406 * S(404) - rg407 * S(405) - rg408 * S(406) - rg409 * S(408) - rg410 * S(409) - rg411 * S(410) - rg412 * S(411) - rg413 * S(412) - rg414 * S(413) - rg415 * S(414) - rg416 * S(415) - rg417 * S(416) - rg418 * S(417) - rg419 * S(418) - rg420 * S(419) - rg421 * S(420) - rg422 * S(421) - rg423 * S(422) - rg424 * rx48 - rg425 * S(424);
+    S(425) = rx50;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -4406,51 +4425,51 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx14 = KPP_DIV(rx14 - rg53 * S(374) - rg54 * S(379), rg52);
     WRFGPU_SPLIT_BARRIER();
-    rx21 = KPP_DIV(rx21 - rg82 * S(373) - rg83 * S(374), rg81);
-    rx4 = KPP_DIV(rx4 - rg30 * S(373), rg29);
-    S(325) = rx4;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx14 = KPP_DIVR(rx14 - rg53 * S(428) - rg54 * S(433), rg52, rp52);
+    WRFGPU_SPLIT_BARRIER();
+    rx21 = KPP_DIVR(rx21 - rg82 * S(427) - rg83 * S(428), rg81, rp81);
+    rx4 = KPP_DIVR(rx4 - rg30 * S(427), rg29, rp29);
+    S(379) = rx4;
     V(311) = rx14;
     WRFGPU_SPLIT_BARRIER();
-    rx50 = KPP_DIV(rx50 - rg427 * S(372) - rg428 * S(373) - rg429 * S(374) - rg430 * S(375) - rg431 * S(376) - rg432 * S(377) - rg433 * S(378) - rg434 * S(379), rg426);
-    S(371) = rx50;
+    rx50 = KPP_DIVR(rx50 - rg427 * S(426) - rg428 * S(427) - rg429 * S(428) - rg430 * S(429) - rg431 * S(430) - rg432 * S(431) - rg433 * S(432) - rg434 * S(433), rg426, rp426);
+    S(425) = rx50;
     V(301) = rx4;
     V(318) = rx21;
     rx14 = V(193) + (T)hc20 * V(252) + (T)hc21 * V(311);
-    S(335) = rx14;
+    S(389) = rx14;
     WRFGPU_SPLIT_BARRIER();
-    rx48 = KPP_DIV(rx48 - rg371 * rx50 - rg372 * S(372) - rg373 * S(373) - rg374 * S(374) - rg375 * S(375) - rg376 * S(378) - rg377 * S(379), rg370);
-    S(369) = rx48;
+    rx48 = KPP_DIVR(rx48 - rg371 * rx50 - rg372 * S(426) - rg373 * S(427) - rg374 * S(428) - rg375 * S(429) - rg376 * S(432) - rg377 * S(433), rg370, rp370);
+    S(423) = rx48;
     V(347) = rx50;
     rx4 = V(183) + (T)hc20 * V(242) + (T)hc21 * V(301);
-    S(325) = rx4;
+    S(379) = rx4;
     rx21 = V(200) + (T)hc20 * V(259) + (T)hc21 * V(318);
     WRFGPU_SPLIT_BARRIER();
-    rx26 = KPP_DIV(rx26 - rg121 * S(366) - rg122 * S(373) - rg123 * S(374), rg120);
-    S(347) = rx26;
+    rx26 = KPP_DIVR(rx26 - rg121 * S(420) - rg122 * S(427) - rg123 * S(428), rg120, rp120);
+    S(401) = rx26;
     V(345) = rx48;
-    rx21 = rx21 - rg79 * S(330) - rg80 * S(331);
-    S(342) = rx21;
+    rx21 = rx21 - rg79 * S(384) - rg80 * S(385);
+    S(396) = rx21;
     WRFGPU_SPLIT_BARRIER();
     V(323) = rx26;
     WRFGPU_SPLIT_BARRIER();
     rx26 = V(205) + (T)hc20 * V(264) + (T)hc21 * V(323);
-    S(347) = rx26;
+    S(401) = rx26;
     rx48 = V(227) + (T)hc20 * V(286) + (T)hc21 * V(345);
     rx50 = V(229) + (T)hc20 * V(288) + (T)hc21 * V(347);
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx48 = rx48 - rg368 * S(349) - rg369 * S(366);
-    S(369) = rx48;
+    rx48 = rx48 - rg368 * S(403) - rg369 * S(420);
+    S(423) = rx48;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx50 = rx50 - rg393 * rx4 - rg394 * S(330) - rg395 * S(331) - rg396 * S(334) - rg397 * S(336) - rg398 * S(340) - rg399 * S(341) - rg400 * rx21 - rg401 * S(344) - rg402 * S(346) - rg403 * rx26 - rg404 * S(348) - rg405 * S(349) - rg406 * S(350) - rg407 * S(351) - rg408 * S(352) - rg409 * S(354) - rg410 * S(355) - rg411 * S(356) - rg412 * S(357) - rg413 * S(358) - rg414 * S(359) - rg415 * S(360) - rg416 * S(361) - rg417 * S(362) - rg418 * S(363) - rg419 * S(364) - rg420 * S(365) - rg421 * S(366) - rg422 * S(367) - rg423 * S(368) - rg424 * rx48 - rg425 * S(370);
-    S(371) = rx50;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx50 = rx50 - rg393 * rx4 - rg394 * S(384) - rg395 * S(385) - rg396 * S(388) - rg397 * S(390) - rg398 * S(394) - rg399 * S(395) - rg400 * rx21 - rg401 * S(398) - rg402 * S(400) - rg403 * rx26 - rg404 * S(402) - rg405 * S(403) - rg406 * S(404) - rg407 * S(405) - rg408 * S(406) - rg409 * S(408) - rg410 * S(409) - rg411 * S(410) - rg412 * S(411) - rg413 * S(412) - rg414 * S(413) - rg415 * S(414) - rg416 * S(415) - rg417 * S(416) - rg418 * S(417) - rg419 * S(418) - rg420 * S(419) - rg421 * S(420) - rg422 * S(421) - rg423 * S(422) - rg424 * rx48 - rg425 * S(424);
+    S(425) = rx50;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -4462,27 +4481,30 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx14 = KPP_DIV(rx14 - rg53 * S(374) - rg54 * S(379), rg52);
     WRFGPU_SPLIT_BARRIER();
-    rx21 = KPP_DIV(rx21 - rg82 * S(373) - rg83 * S(374), rg81);
-    rx4 = KPP_DIV(rx4 - rg30 * S(373), rg29);
-    S(325) = rx4;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx14 = KPP_DIVR(rx14 - rg53 * S(428) - rg54 * S(433), rg52, rp52);
+    WRFGPU_SPLIT_BARRIER();
+    rx21 = KPP_DIVR(rx21 - rg82 * S(427) - rg83 * S(428), rg81, rp81);
+    rx4 = KPP_DIVR(rx4 - rg30 * S(427), rg29, rp29);
+    S(379) = rx4;
     V(370) = rx14;
     WRFGPU_SPLIT_BARRIER();
-    rx50 = KPP_DIV(rx50 - rg427 * S(372) - rg428 * S(373) - rg429 * S(374) - rg430 * S(375) - rg431 * S(376) - rg432 * S(377) - rg433 * S(378) - rg434 * S(379), rg426);
-    S(371) = rx50;
+    rx50 = KPP_DIVR(rx50 - rg427 * S(426) - rg428 * S(427) - rg429 * S(428) - rg430 * S(429) - rg431 * S(430) - rg432 * S(431) - rg433 * S(432) - rg434 * S(433), rg426, rp426);
+    S(425) = rx50;
     V(360) = rx4;
     V(377) = rx21;
     { const T yi = V(14); T yn = yi + (T)m0 * V(252) + (T)m1 * V(311) + (T)m2 * V(370); T ye = T(0) + (T)e0 * V(252) + (T)e1 * V(311) + (T)e2 * V(370); V(75) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(585) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx48 = KPP_DIV(rx48 - rg371 * rx50 - rg372 * S(372) - rg373 * S(373) - rg374 * S(374) - rg375 * S(375) - rg376 * S(378) - rg377 * S(379), rg370);
-    S(369) = rx48;
+    rx48 = KPP_DIVR(rx48 - rg371 * rx50 - rg372 * S(426) - rg373 * S(427) - rg374 * S(428) - rg375 * S(429) - rg376 * S(432) - rg377 * S(433), rg370, rp370);
+    S(423) = rx48;
     V(406) = rx50;
     { const T yi = V(4); T yn = yi + (T)m0 * V(242) + (T)m1 * V(301) + (T)m2 * V(360); T ye = T(0) + (T)e0 * V(242) + (T)e1 * V(301) + (T)e2 * V(360); V(65) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(575) = q * q; }
     { const T yi = V(21); T yn = yi + (T)m0 * V(259) + (T)m1 * V(318) + (T)m2 * V(377); T ye = T(0) + (T)e0 * V(259) + (T)e1 * V(318) + (T)e2 * V(377); V(82) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(592) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx26 = KPP_DIV(rx26 - rg121 * S(366) - rg122 * S(373) - rg123 * S(374), rg120);
-    S(347) = rx26;
+    rx26 = KPP_DIVR(rx26 - rg121 * S(420) - rg122 * S(427) - rg123 * S(428), rg120, rp120);
+    S(401) = rx26;
     V(404) = rx48;
     { const T yi = V(50); T yn = yi + (T)m0 * V(288) + (T)m1 * V(347) + (T)m2 * V(406); T ye = T(0) + (T)e0 * V(288) + (T)e1 * V(347) + (T)e2 * V(406); V(111) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(621) = q * q; }
     WRFGPU_SPLIT_BARRIER();
@@ -4525,7 +4547,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(461) = R(46) * V(50) * V(52);
     V(421) = R(6) * V(53);
     T rg26;
-    { rg26 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg26) >= KppTiny<T>::value); }
+    T rp26;
+    { rg26 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg26) >= KppTiny<T>::value); } rp26 = KPP_RCP(rg26);
     T rg464;
     { const T b69 = R(47) * V(52); rg464 = -(-b69); }
     T rg465;
@@ -4539,8 +4562,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg468;
     { const T b81 = R(53) * V(52); rg468 = -(-b81); }
     T rg39;
-    { const T b89 = R(57) * V(52); rg39 = (T)((double)-(-b89) + ghinv); sing = sing | !(kpp_abs_lu(rg39) >= KppTiny<T>::value); }
+    T rp39;
+    { const T b89 = R(57) * V(52); rg39 = (T)((double)-(-b89) + ghinv); sing = sing | !(kpp_abs_lu(rg39) >= KppTiny<T>::value); } rp39 = KPP_RCP(rg39);
     S(10) = rg39;
+    S(330) = rp39;
     T rg469;
     { const T b89 = R(57) * V(52); rg469 = -(-b89); }
     T rg470;
@@ -4554,13 +4579,17 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg474;
     { const T b73 = R(49) * V(52); rg474 = -(-b73); }
     T rg62;
-    { const T b14 = R(14); const T b111 = R(68) * V(52); rg62 = (T)((double)-(-b14 - b111) + ghinv); sing = sing | !(kpp_abs_lu(rg62) >= KppTiny<T>::value); }
+    T rp62;
+    { const T b14 = R(14); const T b111 = R(68) * V(52); rg62 = (T)((double)-(-b14 - b111) + ghinv); sing = sing | !(kpp_abs_lu(rg62) >= KppTiny<T>::value); } rp62 = KPP_RCP(rg62);
     S(33) = rg62;
+    S(338) = rp62;
     T rg475;
     { const T b14 = R(14); const T b111 = R(68) * V(52); rg475 = -(b14 - b111); }
     T rg67;
-    { const T b21 = R(21) * V(60); const T b23 = R(22) * V(58); rg67 = (T)((double)-(-b21 - b23) + ghinv); sing = sing | !(kpp_abs_lu(rg67) >= KppTiny<T>::value); }
+    T rp67;
+    { const T b21 = R(21) * V(60); const T b23 = R(22) * V(58); rg67 = (T)((double)-(-b21 - b23) + ghinv); sing = sing | !(kpp_abs_lu(rg67) >= KppTiny<T>::value); } rp67 = KPP_RCP(rg67);
     S(37) = rg67;
+    S(339) = rp67;
     T rg318;
     { const T b21 = R(21) * V(60); rg318 = -(b21); }
     T rg476;
@@ -4594,8 +4623,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg485;
     { const T b87 = R(56) * V(52); const T b177 = R(102) * V(45); rg485 = -(-b87 + T(0.14f) * b177); }
     T rg132;
-    { const T b19 = R(19); const T b105 = R(65) * V(52); const T b161 = R(94) * V(53); rg132 = (T)((double)-(-b19 - b105 - b161) + ghinv); sing = sing | !(kpp_abs_lu(rg132) >= KppTiny<T>::value); }
+    T rp132;
+    { const T b19 = R(19); const T b105 = R(65) * V(52); const T b161 = R(94) * V(53); rg132 = (T)((double)-(-b19 - b105 - b161) + ghinv); sing = sing | !(kpp_abs_lu(rg132) >= KppTiny<T>::value); } rp132 = KPP_RCP(rg132);
     S(97) = rg132;
+    S(350) = rp132;
     T rg486;
     { const T b105 = R(65) * V(52); rg486 = -(-b105); }
     T rg487;
@@ -4711,33 +4742,33 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(149) = -V(434) - V(480) + T(0.7f) * V(500) + T(0.806f) * V(501) - V(509) + T(0.7f) * V(543) + T(0.806f) * V(544) + V(555) + V(556);
     V(165) = -V(416) - V(417) + V(436) - V(440) - V(441) - V(442) - V(451) - V(515) - V(516) - V(517) - V(518);
     V(172) = V(418) + V(419) + T(0.35f) * V(420) + T(2.0f) * V(423) + V(427) + V(428) + V(429) + T(2.0f) * V(439) - V(441) + V(442) + V(443) - V(448) - V(449) - V(458) - V(459) - V(460) - V(461) - V(462) - V(463) - V(464) - V(465) - V(466) - V(467) - V(468) - V(469) - V(470) - V(471) - V(472) - V(473) - T(1.9f) * V(474) - V(475) - V(476) - V(477) - V(478) - V(479) - V(480) - T(0.5f) * V(481) - T(0.5f) * V(482) - V(483) - V(484) - V(485) - V(486) + T(0.1f) * V(516) + T(0.14f) * V(517) + T(0.1f) * V(518);
-    rg66 = -KPP_DIV((-rg66), S(4));
-    rg318 = -KPP_DIV((-rg318), rg67);
-    rg319 = -KPP_DIV((-rg319), S(56));
-    rg320 = -KPP_DIV((-rg320), S(85));
-    rg321 = -KPP_DIV((-rg321), S(89));
-    rg322 = -KPP_DIV((-rg322), S(93));
-    rg464 = -KPP_DIV((-rg464), S(0));
-    rg465 = -KPP_DIV((-rg465), S(2));
-    rg466 = -KPP_DIV((-rg466), S(4));
-    rg467 = -KPP_DIV((-rg467), S(6));
-    rg468 = -KPP_DIV((-rg468), S(8));
-    rg469 = -KPP_DIV((-rg469), rg39);
-    rg470 = -KPP_DIV((-rg470), S(12));
-    rg471 = -KPP_DIV((-rg471), S(17));
-    rg472 = -KPP_DIV((-rg472), S(20));
-    rg473 = -KPP_DIV((-rg473), S(26));
-    rg474 = -KPP_DIV((-rg474), S(28));
-    rg475 = -KPP_DIV((-rg475), rg62);
-    rg476 = -KPP_DIV((-rg476), S(41));
-    rg477 = -KPP_DIV((-rg477), S(45));
-    rg478 = -KPP_DIV((-rg478), S(49));
-    rg479 = -KPP_DIV((-rg479), S(52));
-    rg480 = -KPP_DIV((-rg480), S(56));
-    rg481 = -KPP_DIV((-rg481), S(60));
-    rg482 = -KPP_DIV((-rg482), S(70));
-    rg488 = -KPP_DIV((-rg488), S(120));
-    rg493 = -KPP_DIV((-rg493), S(193));
+    rg66 = -KPP_DIVR((-rg66), S(4), S(327));
+    rg318 = -KPP_DIVR((-rg318), rg67, rp67);
+    rg319 = -KPP_DIVR((-rg319), S(56), S(344));
+    rg320 = -KPP_DIVR((-rg320), S(85), S(347));
+    rg321 = -KPP_DIVR((-rg321), S(89), S(348));
+    rg322 = -KPP_DIVR((-rg322), S(93), S(349));
+    rg464 = -KPP_DIVR((-rg464), S(0), S(325));
+    rg465 = -KPP_DIVR((-rg465), S(2), S(326));
+    rg466 = -KPP_DIVR((-rg466), S(4), S(327));
+    rg467 = -KPP_DIVR((-rg467), S(6), S(328));
+    rg468 = -KPP_DIVR((-rg468), S(8), S(329));
+    rg469 = -KPP_DIVR((-rg469), rg39, rp39);
+    rg470 = -KPP_DIVR((-rg470), S(12), S(331));
+    rg471 = -KPP_DIVR((-rg471), S(17), S(333));
+    rg472 = -KPP_DIVR((-rg472), S(20), S(334));
+    rg473 = -KPP_DIVR((-rg473), S(26), S(336));
+    rg474 = -KPP_DIVR((-rg474), S(28), S(337));
+    rg475 = -KPP_DIVR((-rg475), rg62, rp62);
+    rg476 = -KPP_DIVR((-rg476), S(41), S(340));
+    rg477 = -KPP_DIVR((-rg477), S(45), S(341));
+    rg478 = -KPP_DIVR((-rg478), S(49), S(342));
+    rg479 = -KPP_DIVR((-rg479), S(52), S(343));
+    rg480 = -KPP_DIVR((-rg480), S(56), S(344));
+    rg481 = -KPP_DIVR((-rg481), S(60), S(345));
+    rg482 = -KPP_DIVR((-rg482), S(70), S(346));
+    rg488 = -KPP_DIVR((-rg488), S(120), S(353));
+    rg493 = -KPP_DIVR((-rg493), S(193), S(362));
     rg68 = rg68 + (-rg66) * S(5);
     S(38) = rg68;
     rg326 = rg326 + (-rg318) * rg69;
@@ -4771,15 +4802,15 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rx3 = V(123);
     T rx9;
     rx9 = V(129);
-    S(330) = rx9;
+    S(384) = rx9;
     T rx17;
     rx17 = V(137);
-    S(338) = rx17;
+    S(392) = rx17;
     T rx18;
     rx18 = V(138);
     T rx29;
     rx29 = V(149);
-    S(350) = rx29;
+    S(404) = rx29;
     T rx45;
     rx45 = V(165);
     T rx52;
@@ -4802,15 +4833,15 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg499 = rg499 + (-rg482) * S(79);
     rg503 = rg503 + (-rg482) * S(80);
     rg509 = rg509 + (-rg482) * S(84);
-    rg483 = -KPP_DIV((-rg483), S(85));
-    rg486 = -KPP_DIV((-rg486), rg132);
-    rg492 = -KPP_DIV((-rg492), S(187));
+    rg483 = -KPP_DIVR((-rg483), S(85), S(347));
+    rg486 = -KPP_DIVR((-rg486), rg132, rp132);
+    rg492 = -KPP_DIVR((-rg492), S(187), S(361));
     rg495 = rg495 + (-rg493) * S(194);
     rg500 = rg500 + (-rg493) * S(197);
     rg507 = rg507 + (-rg493) * S(204);
-    rg498 = -KPP_DIV((-rg498), S(243));
-    rx18 = rx18 - rg66 * S(327);
-    S(339) = rx18;
+    rg498 = -KPP_DIVR((-rg498), S(243), S(367));
+    rx18 = rx18 - rg66 * S(381);
+    S(393) = rx18;
     WRFGPU_SPLIT_BARRIER();
     rg323 = rg323 + (-rg319) * S(57);
     rg326 = rg326 + (-rg320) * S(88);
@@ -4821,18 +4852,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg505 = rg505 + (-rg481) * S(68);
     rg510 = rg510 + (-rg481) * S(69);
     rg506 = rg506 + (-rg482) * S(83);
-    rg484 = -KPP_DIV((-rg484), S(89));
-    rg485 = -KPP_DIV((-rg485), S(93));
+    rg484 = -KPP_DIVR((-rg484), S(89), S(348));
+    rg485 = -KPP_DIVR((-rg485), S(93), S(349));
     rg490 = rg490 + (-rg486) * rg133;
     rg491 = rg491 + (-rg486) * rg134;
     rg503 = rg503 + (-rg486) * rg135;
     rg509 = rg509 + (-rg486) * rg139;
-    rg487 = -KPP_DIV((-rg487), S(105));
-    rg489 = -KPP_DIV((-rg489), S(132));
-    rg494 = -KPP_DIV((-rg494), S(208));
-    rg499 = -KPP_DIV((-rg499), S(252));
-    rx45 = rx45 - rg318 * rx18 - rg319 * S(344) - rg320 * S(347) - rg321 * S(348) - rg322 * S(349);
-    S(366) = rx45;
+    rg487 = -KPP_DIVR((-rg487), S(105), S(351));
+    rg489 = -KPP_DIVR((-rg489), S(132), S(354));
+    rg494 = -KPP_DIVR((-rg494), S(208), S(363));
+    rg499 = -KPP_DIVR((-rg499), S(252), S(368));
+    rx45 = rx45 - rg318 * rx18 - rg319 * S(398) - rg320 * S(401) - rg321 * S(402) - rg322 * S(403);
+    S(420) = rx45;
     WRFGPU_SPLIT_BARRIER();
     rg323 = rg323 + (-rg320) * S(86);
     rg326 = rg326 + (-rg321) * S(92);
@@ -4867,27 +4898,29 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg509 = rg509 + (-rg488) * S(131);
     rg490 = rg490 + (-rg489) * S(133);
     rg496 = rg496 + (-rg489) * S(135);
-    rg491 = -KPP_DIV((-rg491), S(148));
+    rg491 = -KPP_DIVR((-rg491), S(148), S(356));
     rg501 = rg501 + (-rg493) * S(198);
     rg510 = rg510 + (-rg494) * S(222);
-    rg495 = -KPP_DIV((-rg495), S(223));
+    rg495 = -KPP_DIVR((-rg495), S(223), S(364));
     rg507 = rg507 + (-rg498) * S(249);
     rg500 = rg500 + (-rg499) * S(253);
     rg508 = rg508 + (-rg499) * S(261);
     WRFGPU_SPLIT_BARRIER();
-    rg323 = rg323 + (-rg322) * S(94);
+    T rp323;
+    rg323 = rg323 + (-rg322) * S(94); rp323 = KPP_RCP(rg323);
     S(237) = rg323;
+    S(366) = rp323;
     rg504 = rg504 + (-rg470) * S(13);
     rg497 = rg497 + (-rg484) * S(90);
     rg505 = rg505 + (-rg484) * S(92);
     rg506 = rg506 + (-rg488) * S(129);
     rg503 = rg503 + (-rg489) * S(137);
     rg509 = rg509 + (-rg489) * S(141);
-    rg490 = -KPP_DIV((-rg490), S(142));
+    rg490 = -KPP_DIVR((-rg490), S(142), S(355));
     rg496 = rg496 + (-rg493) * S(195);
     rg501 = rg501 + (-rg494) * S(213);
     rg507 = rg507 + (-rg499) * S(260);
-    rg500 = -KPP_DIV((-rg500), S(264));
+    rg500 = -KPP_DIVR((-rg500), S(264), S(369));
     WRFGPU_SPLIT_BARRIER();
     rg504 = rg504 + (-rg471) * S(18);
     rg497 = rg497 + (-rg485) * S(94);
@@ -4906,8 +4939,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg502 = rg502 + (-rg491) * S(149);
     rg503 = rg503 + (-rg491) * S(150);
     rg509 = rg509 + (-rg491) * S(153);
-    rg496 = -KPP_DIV((-rg496), S(229));
-    rg501 = -KPP_DIV((-rg501), S(272));
+    rg496 = -KPP_DIVR((-rg496), S(229), S(365));
+    rg501 = -KPP_DIVR((-rg501), S(272), S(370));
     WRFGPU_SPLIT_BARRIER();
     rg504 = rg504 + (-rg473) * S(27);
     rg505 = rg505 + (-rg487) * S(110);
@@ -4933,7 +4966,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg502 = rg502 + (-rg494) * S(214);
     rg503 = rg503 + (-rg494) * S(215);
     rg509 = rg509 + (-rg494) * S(221);
-    rg497 = -KPP_DIV((-rg497), rg323);
+    rg497 = -KPP_DIVR((-rg497), rg323, rp323);
     WRFGPU_SPLIT_BARRIER();
     rg504 = rg504 + (-rg476) * S(43);
     rg505 = rg505 + (-rg493) * S(202);
@@ -4989,7 +5022,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg504 = rg504 + (-rg485) * S(95);
     WRFGPU_SPLIT_BARRIER();
     rg504 = rg504 + (-rg486) * rg136;
-    rg502 = -KPP_DIV((-rg502), S(281));
+    rg502 = -KPP_DIVR((-rg502), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
     rg504 = rg504 + (-rg487) * S(109);
     rg503 = rg503 + (-rg502) * S(282);
@@ -5001,7 +5034,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg510 = rg510 + (-rg502) * S(289);
     WRFGPU_SPLIT_BARRIER();
     rg504 = rg504 + (-rg488) * S(127);
-    rg503 = -KPP_DIV((-rg503), S(290));
+    rg503 = -KPP_DIVR((-rg503), S(290), S(372));
     rg504 = rg504 + (-rg489) * S(138);
     rg505 = rg505 + (-rg503) * S(292);
     S(299) = rg505;
@@ -5015,8 +5048,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(303) = rg509;
     rg510 = rg510 + (-rg503) * S(297);
     S(304) = rg510;
-    rx52 = rx52 - rg464 * S(325) - rg465 * S(326) - rg466 * S(327) - rg467 * S(328) - rg468 * S(329) - rg469 * rx9 - rg470 * S(331) - rg471 * S(333) - rg472 * S(334) - rg473 * S(336) - rg474 * S(337) - rg475 * rx17 - rg476 * S(340) - rg477 * S(341) - rg478 * S(342) - rg479 * S(343) - rg480 * S(344) - rg481 * S(345) - rg482 * S(346) - rg483 * S(347) - rg484 * S(348) - rg485 * S(349) - rg486 * rx29 - rg487 * S(351) - rg488 * S(353) - rg489 * S(354) - rg490 * S(355) - rg491 * S(356) - rg492 * S(361) - rg493 * S(362) - rg494 * S(363) - rg495 * S(364) - rg496 * S(365) - rg497 * rx45 - rg498 * S(367) - rg499 * S(368) - rg500 * S(369) - rg501 * S(370) - rg502 * S(371) - rg503 * S(372);
-    S(373) = rx52;
+    rx52 = rx52 - rg464 * S(379) - rg465 * S(380) - rg466 * S(381) - rg467 * S(382) - rg468 * S(383) - rg469 * rx9 - rg470 * S(385) - rg471 * S(387) - rg472 * S(388) - rg473 * S(390) - rg474 * S(391) - rg475 * rx17 - rg476 * S(394) - rg477 * S(395) - rg478 * S(396) - rg479 * S(397) - rg480 * S(398) - rg481 * S(399) - rg482 * S(400) - rg483 * S(401) - rg484 * S(402) - rg485 * S(403) - rg486 * rx29 - rg487 * S(405) - rg488 * S(407) - rg489 * S(408) - rg490 * S(409) - rg491 * S(410) - rg492 * S(415) - rg493 * S(416) - rg494 * S(417) - rg495 * S(418) - rg496 * S(419) - rg497 * rx45 - rg498 * S(421) - rg499 * S(422) - rg500 * S(423) - rg501 * S(424) - rg502 * S(425) - rg503 * S(426);
+    S(427) = rx52;
     rg504 = rg504 + (-rg490) * S(145);
     rg504 = rg504 + (-rg491) * S(151);
     rg504 = rg504 + (-rg492) * S(190);
@@ -5032,8 +5065,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg504 = rg504 + (-rg500) * S(267);
     rg504 = rg504 + (-rg501) * S(275);
     rg504 = rg504 + (-rg502) * S(283);
-    rg504 = rg504 + (-rg503) * S(291);
+    T rp504;
+    rg504 = rg504 + (-rg503) * S(291); rp504 = KPP_RCP(rg504);
     S(298) = rg504;
+    S(373) = rp504;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -5046,24 +5081,24 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx52 = KPP_DIV(rx52 - rg505 * S(374) - rg506 * S(375) - rg507 * S(376) - rg508 * S(377) - rg509 * S(378) - rg510 * S(379), rg504);
-    S(373) = rx52;
+    rx52 = KPP_DIVR(rx52 - rg505 * S(428) - rg506 * S(429) - rg507 * S(430) - rg508 * S(431) - rg509 * S(432) - rg510 * S(433), rg504, rp504);
+    S(427) = rx52;
     WRFGPU_SPLIT_BARRIER();
-    rx9 = KPP_DIV(rx9 - rg40 * rx52, rg39);
+    rx9 = KPP_DIVR(rx9 - rg40 * rx52, rg39, rp39);
     V(290) = rx52;
     V(498) = R(83) * V(115) * V(118);
     WRFGPU_SPLIT_BARRIER();
     V(247) = rx9;
     V(113) = V(52) + (T)a10 * V(290);
     WRFGPU_SPLIT_BARRIER();
-    rx45 = KPP_DIV(rx45 - rg324 * S(371) - rg325 * rx52 - rg326 * S(374) - rg327 * S(378) - rg328 * S(379), rg323);
-    S(366) = rx45;
-    rx17 = KPP_DIV(rx17 - rg63 * S(371) - rg64 * rx52 - rg65 * S(375), rg62);
+    rx45 = KPP_DIVR(rx45 - rg324 * S(425) - rg325 * rx52 - rg326 * S(428) - rg327 * S(432) - rg328 * S(433), rg323, rp323);
+    S(420) = rx45;
+    rx17 = KPP_DIVR(rx17 - rg63 * S(425) - rg64 * rx52 - rg65 * S(429), rg62, rp62);
     V(70) = V(9) + (T)a10 * V(247);
     WRFGPU_SPLIT_BARRIER();
-    rx29 = KPP_DIV(rx29 - rg133 * S(355) - rg134 * S(356) - rg135 * S(372) - rg136 * rx52 - rg137 * S(374) - rg138 * S(375) - rg139 * S(378), rg132);
-    S(350) = rx29;
-    rx18 = KPP_DIV(rx18 - rg68 * rx45 - rg69 * S(374) - rg70 * S(379), rg67);
+    rx29 = KPP_DIVR(rx29 - rg133 * S(409) - rg134 * S(410) - rg135 * S(426) - rg136 * rx52 - rg137 * S(428) - rg138 * S(429) - rg139 * S(432), rg132, rp132);
+    S(404) = rx29;
+    rx18 = KPP_DIVR(rx18 - rg68 * rx45 - rg69 * S(428) - rg70 * S(433), rg67, rp67);
     V(255) = rx17;
     V(283) = rx45;
     V(533) = R(118) * V(112) * V(112);
@@ -5076,7 +5111,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(447) = R(32) * V(111) * V(111) * V(59);
     V(454) = R(39) * V(111) * V(114);
     WRFGPU_SPLIT_BARRIER();
-    rx3 = KPP_DIV(rx3 - rg27 * S(346) - rg28 * rx52, rg26);
+    rx3 = KPP_DIVR(rx3 - rg27 * S(400) - rg28 * rx52, rg26, rp26);
     V(79) = V(18) + (T)a10 * V(256);
     V(90) = V(29) + (T)a10 * V(267);
     V(417) = R(2) * V(106);
@@ -5085,7 +5120,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(541) = R(126) * V(110) * V(112);
     V(440) = R(25) * V(106) * V(118);
     rx9 = V(188) + (T)hc10 * V(247);
-    S(330) = rx9;
+    S(384) = rx9;
     WRFGPU_SPLIT_BARRIER();
     V(241) = rx3;
     V(516) = R(101) * V(88) * V(106);
@@ -5103,31 +5138,29 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(208) = -V(434) - V(480) + T(0.7f) * V(500) + T(0.806f) * V(501) - V(509) + T(0.7f) * V(543) + T(0.806f) * V(544) + V(555) + V(556);
     V(224) = -V(416) - V(417) + V(436) - V(440) - V(441) - V(442) - V(451) - V(515) - V(516) - V(517) - V(518);
     rx17 = V(196) + (T)hc10 * V(255);
-    S(338) = rx17;
+    S(392) = rx17;
     WRFGPU_SPLIT_BARRIER();
     V(182) = V(463);
     V(231) = V(418) + V(419) + T(0.35f) * V(420) + T(2.0f) * V(423) + V(427) + V(428) + V(429) + T(2.0f) * V(439) - V(441) + V(442) + V(443) - V(448) - V(449) - V(458) - V(459) - V(460) - V(461) - V(462) - V(463) - V(464) - V(465) - V(466) - V(467) - V(468) - V(469) - V(470) - V(471) - V(472) - V(473) - T(1.9f) * V(474) - V(475) - V(476) - V(477) - V(478) - V(479) - V(480) - T(0.5f) * V(481) - T(0.5f) * V(482) - V(483) - V(484) - V(485) - V(486) + T(0.1f) * V(516) + T(0.14f) * V(517) + T(0.1f) * V(518);
     rx18 = V(197) + (T)hc10 * V(256);
     rx29 = V(208) + (T)hc10 * V(267);
-    S(350) = rx29;
+    S(404) = rx29;
     rx45 = V(224) + (T)hc10 * V(283);
     WRFGPU_SPLIT_BARRIER();
     rx3 = V(182) + (T)hc10 * V(241);
     rx52 = V(231) + (T)hc10 * V(290);
-    rx18 = rx18 - rg66 * S(327);
-    S(339) = rx18;
+    rx18 = rx18 - rg66 * S(381);
+    S(393) = rx18;
     WRFGPU_SPLIT_BARRIER();
-    rx45 = rx45 - rg318 * rx18 - rg319 * S(344) - rg320 * S(347) - rg321 * S(348) - rg322 * S(349);
-    S(366) = rx45;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx45 = rx45 - rg318 * rx18 - rg319 * S(398) - rg320 * S(401) - rg321 * S(402) - rg322 * S(403);
+    S(420) = rx45;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx52 = rx52 - rg464 * S(325) - rg465 * S(326) - rg466 * S(327) - rg467 * S(328) - rg468 * S(329) - rg469 * rx9 - rg470 * S(331) - rg471 * S(333) - rg472 * S(334) - rg473 * S(336) - rg474 * S(337) - rg475 * rx17 - rg476 * S(340) - rg477 * S(341) - rg478 * S(342) - rg479 * S(343) - rg480 * S(344) - rg481 * S(345) - rg482 * S(346) - rg483 * S(347) - rg484 * S(348) - rg485 * S(349) - rg486 * rx29 - rg487 * S(351) - rg488 * S(353) - rg489 * S(354) - rg490 * S(355) - rg491 * S(356) - rg492 * S(361) - rg493 * S(362) - rg494 * S(363) - rg495 * S(364) - rg496 * S(365) - rg497 * rx45 - rg498 * S(367) - rg499 * S(368) - rg500 * S(369) - rg501 * S(370) - rg502 * S(371) - rg503 * S(372);
-    S(373) = rx52;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
+    rx52 = rx52 - rg464 * S(379) - rg465 * S(380) - rg466 * S(381) - rg467 * S(382) - rg468 * S(383) - rg469 * rx9 - rg470 * S(385) - rg471 * S(387) - rg472 * S(388) - rg473 * S(390) - rg474 * S(391) - rg475 * rx17 - rg476 * S(394) - rg477 * S(395) - rg478 * S(396) - rg479 * S(397) - rg480 * S(398) - rg481 * S(399) - rg482 * S(400) - rg483 * S(401) - rg484 * S(402) - rg485 * S(403) - rg486 * rx29 - rg487 * S(405) - rg488 * S(407) - rg489 * S(408) - rg490 * S(409) - rg491 * S(410) - rg492 * S(415) - rg493 * S(416) - rg494 * S(417) - rg495 * S(418) - rg496 * S(419) - rg497 * rx45 - rg498 * S(421) - rg499 * S(422) - rg500 * S(423) - rg501 * S(424) - rg502 * S(425) - rg503 * S(426);
+    S(427) = rx52;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -5138,81 +5171,83 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx52 = KPP_DIV(rx52 - rg505 * S(374) - rg506 * S(375) - rg507 * S(376) - rg508 * S(377) - rg509 * S(378) - rg510 * S(379), rg504);
-    S(373) = rx52;
     WRFGPU_SPLIT_BARRIER();
-    rx9 = KPP_DIV(rx9 - rg40 * rx52, rg39);
+    WRFGPU_SPLIT_BARRIER();
+    rx52 = KPP_DIVR(rx52 - rg505 * S(428) - rg506 * S(429) - rg507 * S(430) - rg508 * S(431) - rg509 * S(432) - rg510 * S(433), rg504, rp504);
+    S(427) = rx52;
+    WRFGPU_SPLIT_BARRIER();
+    rx9 = KPP_DIVR(rx9 - rg40 * rx52, rg39, rp39);
     V(349) = rx52;
     WRFGPU_SPLIT_BARRIER();
     V(306) = rx9;
     WRFGPU_SPLIT_BARRIER();
-    rx45 = KPP_DIV(rx45 - rg324 * S(371) - rg325 * rx52 - rg326 * S(374) - rg327 * S(378) - rg328 * S(379), rg323);
-    S(366) = rx45;
-    rx17 = KPP_DIV(rx17 - rg63 * S(371) - rg64 * rx52 - rg65 * S(375), rg62);
+    rx45 = KPP_DIVR(rx45 - rg324 * S(425) - rg325 * rx52 - rg326 * S(428) - rg327 * S(432) - rg328 * S(433), rg323, rp323);
+    S(420) = rx45;
+    rx17 = KPP_DIVR(rx17 - rg63 * S(425) - rg64 * rx52 - rg65 * S(429), rg62, rp62);
     rx9 = V(188) + (T)hc20 * V(247) + (T)hc21 * V(306);
-    S(330) = rx9;
+    S(384) = rx9;
     WRFGPU_SPLIT_BARRIER();
-    rx29 = KPP_DIV(rx29 - rg133 * S(355) - rg134 * S(356) - rg135 * S(372) - rg136 * rx52 - rg137 * S(374) - rg138 * S(375) - rg139 * S(378), rg132);
-    S(350) = rx29;
-    rx18 = KPP_DIV(rx18 - rg68 * rx45 - rg69 * S(374) - rg70 * S(379), rg67);
+    rx29 = KPP_DIVR(rx29 - rg133 * S(409) - rg134 * S(410) - rg135 * S(426) - rg136 * rx52 - rg137 * S(428) - rg138 * S(429) - rg139 * S(432), rg132, rp132);
+    S(404) = rx29;
+    rx18 = KPP_DIVR(rx18 - rg68 * rx45 - rg69 * S(428) - rg70 * S(433), rg67, rp67);
     V(314) = rx17;
     V(342) = rx45;
     WRFGPU_SPLIT_BARRIER();
     V(315) = rx18;
     V(326) = rx29;
     rx17 = V(196) + (T)hc20 * V(255) + (T)hc21 * V(314);
-    S(338) = rx17;
+    S(392) = rx17;
     WRFGPU_SPLIT_BARRIER();
-    rx3 = KPP_DIV(rx3 - rg27 * S(346) - rg28 * rx52, rg26);
+    rx3 = KPP_DIVR(rx3 - rg27 * S(400) - rg28 * rx52, rg26, rp26);
     rx18 = V(197) + (T)hc20 * V(256) + (T)hc21 * V(315);
     rx29 = V(208) + (T)hc20 * V(267) + (T)hc21 * V(326);
-    S(350) = rx29;
+    S(404) = rx29;
     rx45 = V(224) + (T)hc20 * V(283) + (T)hc21 * V(342);
     WRFGPU_SPLIT_BARRIER();
     V(300) = rx3;
     rx52 = V(231) + (T)hc20 * V(290) + (T)hc21 * V(349);
-    rx18 = rx18 - rg66 * S(327);
-    S(339) = rx18;
+    rx18 = rx18 - rg66 * S(381);
+    S(393) = rx18;
     WRFGPU_SPLIT_BARRIER();
     rx3 = V(182) + (T)hc20 * V(241) + (T)hc21 * V(300);
-    rx45 = rx45 - rg318 * rx18 - rg319 * S(344) - rg320 * S(347) - rg321 * S(348) - rg322 * S(349);
-    S(366) = rx45;
+    rx45 = rx45 - rg318 * rx18 - rg319 * S(398) - rg320 * S(401) - rg321 * S(402) - rg322 * S(403);
+    S(420) = rx45;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx52 = rx52 - rg464 * S(325) - rg465 * S(326) - rg466 * S(327) - rg467 * S(328) - rg468 * S(329) - rg469 * rx9 - rg470 * S(331) - rg471 * S(333) - rg472 * S(334) - rg473 * S(336) - rg474 * S(337) - rg475 * rx17 - rg476 * S(340) - rg477 * S(341) - rg478 * S(342) - rg479 * S(343) - rg480 * S(344) - rg481 * S(345) - rg482 * S(346) - rg483 * S(347) - rg484 * S(348) - rg485 * S(349) - rg486 * rx29 - rg487 * S(351) - rg488 * S(353) - rg489 * S(354) - rg490 * S(355) - rg491 * S(356) - rg492 * S(361) - rg493 * S(362) - rg494 * S(363) - rg495 * S(364) - rg496 * S(365) - rg497 * rx45 - rg498 * S(367) - rg499 * S(368) - rg500 * S(369) - rg501 * S(370) - rg502 * S(371) - rg503 * S(372);
-    S(373) = rx52;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx52 = rx52 - rg464 * S(379) - rg465 * S(380) - rg466 * S(381) - rg467 * S(382) - rg468 * S(383) - rg469 * rx9 - rg470 * S(385) - rg471 * S(387) - rg472 * S(388) - rg473 * S(390) - rg474 * S(391) - rg475 * rx17 - rg476 * S(394) - rg477 * S(395) - rg478 * S(396) - rg479 * S(397) - rg480 * S(398) - rg481 * S(399) - rg482 * S(400) - rg483 * S(401) - rg484 * S(402) - rg485 * S(403) - rg486 * rx29 - rg487 * S(405) - rg488 * S(407) - rg489 * S(408) - rg490 * S(409) - rg491 * S(410) - rg492 * S(415) - rg493 * S(416) - rg494 * S(417) - rg495 * S(418) - rg496 * S(419) - rg497 * rx45 - rg498 * S(421) - rg499 * S(422) - rg500 * S(423) - rg501 * S(424) - rg502 * S(425) - rg503 * S(426);
+    S(427) = rx52;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx52 = KPP_DIV(rx52 - rg505 * S(374) - rg506 * S(375) - rg507 * S(376) - rg508 * S(377) - rg509 * S(378) - rg510 * S(379), rg504);
-    S(373) = rx52;
     WRFGPU_SPLIT_BARRIER();
-    rx9 = KPP_DIV(rx9 - rg40 * rx52, rg39);
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx52 = KPP_DIVR(rx52 - rg505 * S(428) - rg506 * S(429) - rg507 * S(430) - rg508 * S(431) - rg509 * S(432) - rg510 * S(433), rg504, rp504);
+    S(427) = rx52;
+    WRFGPU_SPLIT_BARRIER();
+    rx9 = KPP_DIVR(rx9 - rg40 * rx52, rg39, rp39);
     V(408) = rx52;
     WRFGPU_SPLIT_BARRIER();
     V(365) = rx9;
     { const T yi = V(52); T yn = yi + (T)m0 * V(290) + (T)m1 * V(349) + (T)m2 * V(408); T ye = T(0) + (T)e0 * V(290) + (T)e1 * V(349) + (T)e2 * V(408); V(113) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(623) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx45 = KPP_DIV(rx45 - rg324 * S(371) - rg325 * rx52 - rg326 * S(374) - rg327 * S(378) - rg328 * S(379), rg323);
-    S(366) = rx45;
-    rx17 = KPP_DIV(rx17 - rg63 * S(371) - rg64 * rx52 - rg65 * S(375), rg62);
+    rx45 = KPP_DIVR(rx45 - rg324 * S(425) - rg325 * rx52 - rg326 * S(428) - rg327 * S(432) - rg328 * S(433), rg323, rp323);
+    S(420) = rx45;
+    rx17 = KPP_DIVR(rx17 - rg63 * S(425) - rg64 * rx52 - rg65 * S(429), rg62, rp62);
     { const T yi = V(9); T yn = yi + (T)m0 * V(247) + (T)m1 * V(306) + (T)m2 * V(365); T ye = T(0) + (T)e0 * V(247) + (T)e1 * V(306) + (T)e2 * V(365); V(70) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(580) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx29 = KPP_DIV(rx29 - rg133 * S(355) - rg134 * S(356) - rg135 * S(372) - rg136 * rx52 - rg137 * S(374) - rg138 * S(375) - rg139 * S(378), rg132);
-    S(350) = rx29;
-    rx18 = KPP_DIV(rx18 - rg68 * rx45 - rg69 * S(374) - rg70 * S(379), rg67);
+    rx29 = KPP_DIVR(rx29 - rg133 * S(409) - rg134 * S(410) - rg135 * S(426) - rg136 * rx52 - rg137 * S(428) - rg138 * S(429) - rg139 * S(432), rg132, rp132);
+    S(404) = rx29;
+    rx18 = KPP_DIVR(rx18 - rg68 * rx45 - rg69 * S(428) - rg70 * S(433), rg67, rp67);
     V(373) = rx17;
     V(401) = rx45;
     WRFGPU_SPLIT_BARRIER();
@@ -5221,7 +5256,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     { const T yi = V(17); T yn = yi + (T)m0 * V(255) + (T)m1 * V(314) + (T)m2 * V(373); T ye = T(0) + (T)e0 * V(255) + (T)e1 * V(314) + (T)e2 * V(373); V(78) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(588) = q * q; }
     { const T yi = V(45); T yn = yi + (T)m0 * V(283) + (T)m1 * V(342) + (T)m2 * V(401); T ye = T(0) + (T)e0 * V(283) + (T)e1 * V(342) + (T)e2 * V(401); V(106) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(616) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx3 = KPP_DIV(rx3 - rg27 * S(346) - rg28 * rx52, rg26);
+    rx3 = KPP_DIVR(rx3 - rg27 * S(400) - rg28 * rx52, rg26, rp26);
     { const T yi = V(18); T yn = yi + (T)m0 * V(256) + (T)m1 * V(315) + (T)m2 * V(374); T ye = T(0) + (T)e0 * V(256) + (T)e1 * V(315) + (T)e2 * V(374); V(79) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(589) = q * q; }
     { const T yi = V(29); T yn = yi + (T)m0 * V(267) + (T)m1 * V(326) + (T)m2 * V(385); T ye = T(0) + (T)e0 * V(267) + (T)e1 * V(326) + (T)e2 * V(385); V(90) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(600) = q * q; }
     V(359) = rx3;
@@ -5269,8 +5304,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg626;
     { const T b59 = R(41); rg626 = -(b59); }
     T rg55;
-    { const T b77 = R(51) * V(52); rg55 = (T)((double)-(-b77) + ghinv); sing = sing | !(kpp_abs_lu(rg55) >= KppTiny<T>::value); }
+    T rp55;
+    { const T b77 = R(51) * V(52); rg55 = (T)((double)-(-b77) + ghinv); sing = sing | !(kpp_abs_lu(rg55) >= KppTiny<T>::value); } rp55 = KPP_RCP(rg55);
     S(26) = rg55;
+    S(336) = rp55;
     T rg627;
     { const T b23 = R(22) * V(58); rg627 = -(-b23); }
     T rg628;
@@ -5278,13 +5315,17 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg148;
     { const T b163 = R(95) * V(53); rg148 = -(b163); }
     T rg84;
-    { const T b113 = R(69) * V(52); const T b121 = R(73); rg84 = (T)((double)-(-b113 - b121) + ghinv); sing = sing | !(kpp_abs_lu(rg84) >= KppTiny<T>::value); }
+    T rp84;
+    { const T b113 = R(69) * V(52); const T b121 = R(73); rg84 = (T)((double)-(-b113 - b121) + ghinv); sing = sing | !(kpp_abs_lu(rg84) >= KppTiny<T>::value); } rp84 = KPP_RCP(rg84);
     S(52) = rg84;
+    S(343) = rp84;
     T rg629;
     { const T b121 = R(73); rg629 = -(b121); }
     T rg88;
-    { const T b83 = R(54) * V(52); const T b165 = R(96) * V(53); const T b173 = R(100) * V(45); rg88 = (T)((double)-(-b83 - b165 - b173) + ghinv); sing = sing | !(kpp_abs_lu(rg88) >= KppTiny<T>::value); }
+    T rp88;
+    { const T b83 = R(54) * V(52); const T b165 = R(96) * V(53); const T b173 = R(100) * V(45); rg88 = (T)((double)-(-b83 - b165 - b173) + ghinv); sing = sing | !(kpp_abs_lu(rg88) >= KppTiny<T>::value); } rp88 = KPP_RCP(rg88);
     S(56) = rg88;
+    S(344) = rp88;
     T rg204;
     { const T b165 = R(96) * V(53); rg204 = -(b165); }
     T rg630;
@@ -5300,8 +5341,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg632;
     { rg632 = -(T(0)); }
     T rg149;
-    { const T b266 = R(148) * V(58); const T b268 = R(149) * V(50); const T b270 = R(150) * V(51); const T b272 = R(151) * V(54); const T b274 = R(152) * T(2.0f) * V(31); rg149 = (T)((double)-(-b266 - b268 - b270 - b272 - T(2.0f) * b274) + ghinv); sing = sing | !(kpp_abs_lu(rg149) >= KppTiny<T>::value); }
+    T rp149;
+    { const T b266 = R(148) * V(58); const T b268 = R(149) * V(50); const T b270 = R(150) * V(51); const T b272 = R(151) * V(54); const T b274 = R(152) * T(2.0f) * V(31); rg149 = (T)((double)-(-b266 - b268 - b270 - b272 - T(2.0f) * b274) + ghinv); sing = sing | !(kpp_abs_lu(rg149) >= KppTiny<T>::value); } rp149 = KPP_RCP(rg149);
     S(113) = rg149;
+    S(352) = rp149;
     T rg329;
     { const T b266 = R(148) * V(58); rg329 = -(b266); }
     T rg633;
@@ -5315,8 +5358,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg637;
     { const T b135 = R(81) * V(57); rg637 = -(b135); }
     T rg208;
-    { const T b151 = R(89) * V(57); const T b207 = R(117) * V(50); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); rg208 = (T)((double)-(-b151 - b207 - b275 - b277 - T(2.0f) * b279) + ghinv); sing = sing | !(kpp_abs_lu(rg208) >= KppTiny<T>::value); }
+    T rp208;
+    { const T b151 = R(89) * V(57); const T b207 = R(117) * V(50); const T b275 = R(153) * V(51); const T b277 = R(154) * V(54); const T b279 = R(155) * T(2.0f) * V(37); rg208 = (T)((double)-(-b151 - b207 - b275 - b277 - T(2.0f) * b279) + ghinv); sing = sing | !(kpp_abs_lu(rg208) >= KppTiny<T>::value); } rp208 = KPP_RCP(rg208);
     S(162) = rg208;
+    S(358) = rp208;
     T rg330;
     { const T b207 = R(117) * V(50); rg330 = -(b207); }
     T rg638;
@@ -5347,8 +5392,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg645;
     { const T b29 = R(25) * V(57); const T b49 = R(36) * V(58); rg645 = -(b29 - b49); }
     T rg334;
-    { const T b20 = R(20); const T b115 = R(70) * V(52); rg334 = (T)((double)-(-b20 - b115) + ghinv); sing = sing | !(kpp_abs_lu(rg334) >= KppTiny<T>::value); }
+    T rp334;
+    { const T b20 = R(20); const T b115 = R(70) * V(52); rg334 = (T)((double)-(-b20 - b115) + ghinv); sing = sing | !(kpp_abs_lu(rg334) >= KppTiny<T>::value); } rp334 = KPP_RCP(rg334);
     S(243) = rg334;
+    S(367) = rp334;
     T rg646;
     { const T b20 = R(20); const T b115 = R(70) * V(52); rg646 = -(b20 + b115); }
     T rg647;
@@ -5450,28 +5497,28 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(157) = -V(504) + V(511) + V(512) + V(513) + V(514) - V(532) - V(568) - V(569) - T(2.0f) * V(570);
     V(166) = -V(435) - V(485) + T(0.036f) * V(492) + T(0.08f) * V(493) + T(0.24f) * V(494) + V(532) + V(563);
     V(178) = -V(415) + V(419) + T(0.65f) * V(420) + V(422) + V(435) - V(437) + V(440) + V(443) - V(444) + V(445) + T(2.0f) * V(450) - V(451) + T(2.0f) * V(452) - V(455) + V(456) - V(458) + V(460) + V(485) - V(487) + V(488) - V(489) + V(490) + V(491) + T(0.964f) * V(492) + T(0.92f) * V(493) + T(0.76f) * V(494) + V(495) + V(496) + V(497) + V(498) + V(499) + V(500) + V(501) + V(502) + V(503) + T(2.0f) * V(504) + V(562) - V(563) + V(568) + V(569) + T(2.0f) * V(570);
-    rg148 = -KPP_DIV((-rg148), S(49));
-    rg204 = -KPP_DIV((-rg204), rg88);
-    rg205 = -KPP_DIV((-rg205), S(85));
-    rg206 = -KPP_DIV((-rg206), S(89));
-    rg207 = -KPP_DIV((-rg207), S(93));
-    rg329 = -KPP_DIV((-rg329), rg149);
-    rg330 = -KPP_DIV((-rg330), rg208);
-    rg331 = -KPP_DIV((-rg331), S(187));
-    rg332 = -KPP_DIV((-rg332), S(223));
-    rg625 = -KPP_DIV((-rg625), S(14));
-    rg626 = -KPP_DIV((-rg626), S(23));
-    rg627 = -KPP_DIV((-rg627), S(37));
-    rg628 = -KPP_DIV((-rg628), S(41));
-    rg629 = -KPP_DIV((-rg629), rg84);
-    rg630 = -KPP_DIV((-rg630), S(60));
-    rg633 = -KPP_DIV((-rg633), rg149);
-    rg637 = -KPP_DIV((-rg637), S(154));
-    rg638 = -KPP_DIV((-rg638), rg208);
-    rg639 = -KPP_DIV((-rg639), S(170));
-    rg640 = -KPP_DIV((-rg640), S(179));
-    rg641 = -KPP_DIV((-rg641), S(187));
-    rg646 = -KPP_DIV((-rg646), rg334);
+    rg148 = -KPP_DIVR((-rg148), S(49), S(342));
+    rg204 = -KPP_DIVR((-rg204), rg88, rp88);
+    rg205 = -KPP_DIVR((-rg205), S(85), S(347));
+    rg206 = -KPP_DIVR((-rg206), S(89), S(348));
+    rg207 = -KPP_DIVR((-rg207), S(93), S(349));
+    rg329 = -KPP_DIVR((-rg329), rg149, rp149);
+    rg330 = -KPP_DIVR((-rg330), rg208, rp208);
+    rg331 = -KPP_DIVR((-rg331), S(187), S(361));
+    rg332 = -KPP_DIVR((-rg332), S(223), S(364));
+    rg625 = -KPP_DIVR((-rg625), S(14), S(332));
+    rg626 = -KPP_DIVR((-rg626), S(23), S(335));
+    rg627 = -KPP_DIVR((-rg627), S(37), S(339));
+    rg628 = -KPP_DIVR((-rg628), S(41), S(340));
+    rg629 = -KPP_DIVR((-rg629), rg84, rp84);
+    rg630 = -KPP_DIVR((-rg630), S(60), S(345));
+    rg633 = -KPP_DIVR((-rg633), rg149, rp149);
+    rg637 = -KPP_DIVR((-rg637), S(154), S(357));
+    rg638 = -KPP_DIVR((-rg638), rg208, rp208);
+    rg639 = -KPP_DIVR((-rg639), S(170), S(359));
+    rg640 = -KPP_DIVR((-rg640), S(179), S(360));
+    rg641 = -KPP_DIVR((-rg641), S(187), S(361));
+    rg646 = -KPP_DIVR((-rg646), rg334, rp334);
     rg153 = rg153 + (-rg148) * S(51);
     S(117) = rg153;
     rg209 = rg209 + (-rg204) * rg89;
@@ -5495,13 +5542,13 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg647 = rg647 + (-rg630) * S(65);
     T rx15;
     rx15 = V(135);
-    S(336) = rx15;
+    S(390) = rx15;
     T rx22;
     rx22 = V(142);
-    S(343) = rx22;
+    S(397) = rx22;
     T rx23;
     rx23 = V(143);
-    S(344) = rx23;
+    S(398) = rx23;
     T rx31;
     rx31 = V(151);
     T rx37;
@@ -5524,13 +5571,13 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg653 = rg653 + (-rg627) * S(39);
     rg652 = rg652 + (-rg629) * rg85;
     rg650 = rg650 + (-rg630) * S(66);
-    rg631 = -KPP_DIV((-rg631), S(97));
-    rg632 = -KPP_DIV((-rg632), S(105));
-    rg634 = -KPP_DIV((-rg634), S(132));
-    rg642 = -KPP_DIV((-rg642), S(208));
-    rg647 = -KPP_DIV((-rg647), S(252));
-    rx37 = rx37 - rg204 * rx23 - rg205 * S(347) - rg206 * S(348) - rg207 * S(349);
-    S(358) = rx37;
+    rg631 = -KPP_DIVR((-rg631), S(97), S(350));
+    rg632 = -KPP_DIVR((-rg632), S(105), S(351));
+    rg634 = -KPP_DIVR((-rg634), S(132), S(354));
+    rg642 = -KPP_DIVR((-rg642), S(208), S(363));
+    rg647 = -KPP_DIVR((-rg647), S(252), S(368));
+    rx37 = rx37 - rg204 * rx23 - rg205 * S(401) - rg206 * S(402) - rg207 * S(403);
+    S(412) = rx37;
     WRFGPU_SPLIT_BARRIER();
     rg152 = rg152 + (-rg148) * S(50);
     S(116) = rg152;
@@ -5556,8 +5603,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg648 = rg648 + (-rg642) * S(212);
     rg655 = rg655 + (-rg642) * S(219);
     rg656 = rg656 + (-rg642) * S(220);
-    rx31 = rx31 - rg148 * S(342);
-    S(352) = rx31;
+    rx31 = rx31 - rg148 * S(396);
+    S(406) = rx31;
     WRFGPU_SPLIT_BARRIER();
     rg209 = rg209 + (-rg207) * S(94);
     S(163) = rg209;
@@ -5581,7 +5628,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg636 = rg636 + (-rg634) * S(134);
     rg644 = rg644 + (-rg634) * S(135);
     rg649 = rg649 + (-rg642) * S(213);
-    rg643 = -KPP_DIV((-rg643), S(223));
+    rg643 = -KPP_DIVR((-rg643), S(223), S(364));
     rg655 = rg655 + (-rg646) * rg340;
     rg648 = rg648 + (-rg647) * S(253);
     rg656 = rg656 + (-rg647) * S(261);
@@ -5596,12 +5643,12 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg654 = rg654 + (-rg633) * rg154;
     rg635 = rg635 + (-rg634) * S(133);
     rg657 = rg657 + (-rg634) * S(141);
-    rg636 = -KPP_DIV((-rg636), S(148));
+    rg636 = -KPP_DIVR((-rg636), S(148), S(356));
     rg645 = rg645 + (-rg638) * rg209;
     rg644 = rg644 + (-rg639) * S(171);
     rg649 = rg649 + (-rg647) * S(254);
     rg655 = rg655 + (-rg647) * S(260);
-    rg648 = -KPP_DIV((-rg648), S(264));
+    rg648 = -KPP_DIVR((-rg648), S(264), S(369));
     WRFGPU_SPLIT_BARRIER();
     rg337 = rg337 + (-rg331) * S(190);
     rg658 = rg658 + (-rg630) * S(69);
@@ -5609,13 +5656,13 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg653 = rg653 + (-rg633) * rg153;
     rg651 = rg651 + (-rg634) * S(137);
     rg654 = rg654 + (-rg634) * S(140);
-    rg635 = -KPP_DIV((-rg635), S(142));
+    rg635 = -KPP_DIVR((-rg635), S(142), S(355));
     rg645 = rg645 + (-rg640) * S(180);
     rg644 = rg644 + (-rg642) * S(210);
-    rg649 = -KPP_DIV((-rg649), S(272));
+    rg649 = -KPP_DIVR((-rg649), S(272), S(370));
     WRFGPU_SPLIT_BARRIER();
     rg337 = rg337 + (-rg332) * S(226);
-    rg333 = -KPP_DIV((-rg333), S(237));
+    rg333 = -KPP_DIVR((-rg333), S(237), S(366));
     rg652 = rg652 + (-rg633) * rg152;
     rg658 = rg658 + (-rg633) * rg155;
     rg653 = rg653 + (-rg634) * S(139);
@@ -5623,7 +5670,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg651 = rg651 + (-rg635) * S(144);
     rg654 = rg654 + (-rg635) * S(146);
     rg657 = rg657 + (-rg635) * S(147);
-    rg644 = -KPP_DIV((-rg644), S(229));
+    rg644 = -KPP_DIVR((-rg644), S(229), S(365));
     rg655 = rg655 + (-rg649) * S(278);
     WRFGPU_SPLIT_BARRIER();
     rg335 = rg335 + (-rg333) * S(238);
@@ -5644,8 +5691,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg653 = rg653 + (-rg637) * S(159);
     rg658 = rg658 + (-rg639) * S(178);
     rg645 = rg645 + (-rg642) * S(211);
-    rx46 = rx46 - rg329 * rx31 - rg330 * rx37 - rg331 * S(361) - rg332 * S(364) - rg333 * S(366);
-    S(367) = rx46;
+    rx46 = rx46 - rg329 * rx31 - rg330 * rx37 - rg331 * S(415) - rg332 * S(418) - rg333 * S(420);
+    S(421) = rx46;
     WRFGPU_SPLIT_BARRIER();
     rg652 = rg652 + (-rg635) * S(145);
     rg650 = rg650 + (-rg637) * S(156);
@@ -5654,7 +5701,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg657 = rg657 + (-rg637) * S(161);
     rg653 = rg653 + (-rg638) * rg213;
     rg658 = rg658 + (-rg642) * S(222);
-    rg645 = -KPP_DIV((-rg645), S(237));
+    rg645 = -KPP_DIVR((-rg645), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg652 = rg652 + (-rg636) * S(151);
     rg650 = rg650 + (-rg638) * rg210;
@@ -5734,7 +5781,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg657 = rg657 + (-rg649) * S(279);
     WRFGPU_SPLIT_BARRIER();
     rg652 = rg652 + (-rg647) * S(257);
-    rg650 = -KPP_DIV((-rg650), S(281));
+    rg650 = -KPP_DIVR((-rg650), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
     rg652 = rg652 + (-rg648) * S(267);
     rg651 = rg651 + (-rg650) * S(282);
@@ -5746,7 +5793,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg658 = rg658 + (-rg650) * S(289);
     WRFGPU_SPLIT_BARRIER();
     rg652 = rg652 + (-rg649) * S(275);
-    rg651 = -KPP_DIV((-rg651), S(290));
+    rg651 = -KPP_DIVR((-rg651), S(290), S(372));
     rg653 = rg653 + (-rg651) * S(292);
     rg654 = rg654 + (-rg651) * S(293);
     rg655 = rg655 + (-rg651) * S(294);
@@ -5758,7 +5805,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     rg652 = rg652 + (-rg651) * S(291);
     WRFGPU_SPLIT_BARRIER();
-    rg652 = -KPP_DIV((-rg652), S(298));
+    rg652 = -KPP_DIVR((-rg652), S(298), S(373));
     rg653 = rg653 + (-rg652) * S(299);
     rg654 = rg654 + (-rg652) * S(300);
     rg655 = rg655 + (-rg652) * S(301);
@@ -5766,33 +5813,34 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg657 = rg657 + (-rg652) * S(303);
     rg658 = rg658 + (-rg652) * S(304);
     WRFGPU_SPLIT_BARRIER();
-    rg653 = -KPP_DIV((-rg653), S(305));
+    rg653 = -KPP_DIVR((-rg653), S(305), S(374));
     rg654 = rg654 + (-rg653) * S(306);
     rg655 = rg655 + (-rg653) * S(307);
     rg656 = rg656 + (-rg653) * S(308);
     rg657 = rg657 + (-rg653) * S(309);
     rg658 = rg658 + (-rg653) * S(310);
     WRFGPU_SPLIT_BARRIER();
-    rg654 = -KPP_DIV((-rg654), S(311));
+    rg654 = -KPP_DIVR((-rg654), S(311), S(375));
     rg655 = rg655 + (-rg654) * S(312);
     rg656 = rg656 + (-rg654) * S(313);
     rg657 = rg657 + (-rg654) * S(314);
     rg658 = rg658 + (-rg654) * S(315);
     WRFGPU_SPLIT_BARRIER();
-    rg655 = -KPP_DIV((-rg655), S(316));
+    rg655 = -KPP_DIVR((-rg655), S(316), S(376));
     rg656 = rg656 + (-rg655) * S(317);
     rg657 = rg657 + (-rg655) * S(318);
     rg658 = rg658 + (-rg655) * S(319);
     WRFGPU_SPLIT_BARRIER();
-    rg656 = -KPP_DIV((-rg656), S(320));
+    rg656 = -KPP_DIVR((-rg656), S(320), S(377));
     rg657 = rg657 + (-rg656) * S(321);
     rg658 = rg658 + (-rg656) * S(322);
     WRFGPU_SPLIT_BARRIER();
-    rg657 = -KPP_DIV((-rg657), S(323));
-    rg658 = rg658 + (-rg657) * S(324);
-    rx58 = rx58 - rg625 * S(332) - rg626 * S(335) - rg627 * S(339) - rg628 * S(340) - rg629 * rx22 - rg630 * S(345) - rg631 * S(350) - rg632 * S(351) - rg633 * rx31 - rg634 * S(354) - rg635 * S(355) - rg636 * S(356) - rg637 * S(357) - rg638 * rx37 - rg639 * S(359) - rg640 * S(360) - rg641 * S(361) - rg642 * S(363) - rg643 * S(364) - rg644 * S(365) - rg645 * S(366) - rg646 * rx46 - rg647 * S(368) - rg648 * S(369) - rg649 * S(370) - rg650 * S(371) - rg651 * S(372) - rg652 * S(373) - rg653 * S(374) - rg654 * S(375) - rg655 * S(376) - rg656 * S(377) - rg657 * S(378);
-    rx58 = KPP_DIV(rx58, rg658);
-    S(379) = rx58;
+    rg657 = -KPP_DIVR((-rg657), S(323), S(378));
+    T rp658;
+    rg658 = rg658 + (-rg657) * S(324); rp658 = KPP_RCP(rg658);
+    rx58 = rx58 - rg625 * S(386) - rg626 * S(389) - rg627 * S(393) - rg628 * S(394) - rg629 * rx22 - rg630 * S(399) - rg631 * S(404) - rg632 * S(405) - rg633 * rx31 - rg634 * S(408) - rg635 * S(409) - rg636 * S(410) - rg637 * S(411) - rg638 * rx37 - rg639 * S(413) - rg640 * S(414) - rg641 * S(415) - rg642 * S(417) - rg643 * S(418) - rg644 * S(419) - rg645 * S(420) - rg646 * rx46 - rg647 * S(422) - rg648 * S(423) - rg649 * S(424) - rg650 * S(425) - rg651 * S(426) - rg652 * S(427) - rg653 * S(428) - rg654 * S(429) - rg655 * S(430) - rg656 * S(431) - rg657 * S(432);
+    rx58 = KPP_DIVR(rx58, rg658, rp658);
+    S(433) = rx58;
     WRFGPU_SPLIT_BARRIER();
     V(296) = rx58;
     WRFGPU_SPLIT_BARRIER();
@@ -5802,23 +5850,23 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx22 = KPP_DIV(rx22 - rg85 * S(373) - rg86 * S(375) - rg87 * rx58, rg84);
-    rx15 = KPP_DIV(rx15 - rg56 * S(373), rg55);
+    rx22 = KPP_DIVR(rx22 - rg85 * S(427) - rg86 * S(429) - rg87 * rx58, rg84, rp84);
+    rx15 = KPP_DIVR(rx15 - rg56 * S(427), rg55, rp55);
     WRFGPU_SPLIT_BARRIER();
     V(253) = rx15;
     V(260) = rx22;
     V(422) = R(7) * V(114);
     WRFGPU_SPLIT_BARRIER();
-    rx46 = KPP_DIV(rx46 - rg335 * S(371) - rg336 * S(372) - rg337 * S(373) - rg338 * S(374) - rg339 * S(375) - rg340 * S(376) - rg341 * S(378) - rg342 * rx58, rg334);
-    S(367) = rx46;
-    rx31 = KPP_DIV(rx31 - rg150 * S(371) - rg151 * S(372) - rg152 * S(373) - rg153 * S(374) - rg154 * S(375) - rg155 * rx58, rg149);
+    rx46 = KPP_DIVR(rx46 - rg335 * S(425) - rg336 * S(426) - rg337 * S(427) - rg338 * S(428) - rg339 * S(429) - rg340 * S(430) - rg341 * S(432) - rg342 * rx58, rg334, rp334);
+    S(421) = rx46;
+    rx31 = KPP_DIVR(rx31 - rg150 * S(425) - rg151 * S(426) - rg152 * S(427) - rg153 * S(428) - rg154 * S(429) - rg155 * rx58, rg149, rp149);
     V(76) = V(15) + (T)a10 * V(253);
     V(83) = V(22) + (T)a10 * V(260);
     WRFGPU_SPLIT_BARRIER();
-    rx37 = KPP_DIV(rx37 - rg209 * S(366) - rg210 * S(371) - rg211 * S(372) - rg212 * S(373) - rg213 * S(374) - rg214 * S(375) - rg215 * S(378), rg208);
-    S(358) = rx37;
-    rx23 = KPP_DIV(rx23 - rg89 * S(366) - rg90 * S(373) - rg91 * S(374), rg88);
-    S(344) = rx23;
+    rx37 = KPP_DIVR(rx37 - rg209 * S(420) - rg210 * S(425) - rg211 * S(426) - rg212 * S(427) - rg213 * S(428) - rg214 * S(429) - rg215 * S(432), rg208, rp208);
+    S(412) = rx37;
+    rx23 = KPP_DIVR(rx23 - rg89 * S(420) - rg90 * S(427) - rg91 * S(428), rg88, rp88);
+    S(398) = rx23;
     V(269) = rx31;
     V(284) = rx46;
     V(534) = R(119) * V(112) * V(117);
@@ -5842,9 +5890,9 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(537) = R(122) * V(104) * V(112);
     V(526) = R(111) * V(109) * V(111);
     rx15 = V(194) + (T)hc10 * V(253);
-    S(336) = rx15;
+    S(390) = rx15;
     rx22 = V(201) + (T)hc10 * V(260);
-    S(343) = rx22;
+    S(397) = rx22;
     WRFGPU_SPLIT_BARRIER();
     V(551) = R(136) * V(97) * V(115);
     V(469) = R(54) * V(84) * V(113);
@@ -5862,22 +5910,19 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     V(237) = -V(415) + V(419) + T(0.65f) * V(420) + V(422) + V(435) - V(437) + V(440) + V(443) - V(444) + V(445) + T(2.0f) * V(450) - V(451) + T(2.0f) * V(452) - V(455) + V(456) - V(458) + V(460) + V(485) - V(487) + V(488) - V(489) + V(490) + V(491) + T(0.964f) * V(492) + T(0.92f) * V(493) + T(0.76f) * V(494) + V(495) + V(496) + V(497) + V(498) + V(499) + V(500) + V(501) + V(502) + V(503) + T(2.0f) * V(504) + V(562) - V(563) + V(568) + V(569) + T(2.0f) * V(570);
     rx23 = V(202) + (T)hc10 * V(261);
-    S(344) = rx23;
+    S(398) = rx23;
     rx37 = V(216) + (T)hc10 * V(275);
     rx46 = V(225) + (T)hc10 * V(284);
-    rx31 = rx31 - rg148 * S(342);
-    S(352) = rx31;
+    rx31 = rx31 - rg148 * S(396);
+    S(406) = rx31;
     WRFGPU_SPLIT_BARRIER();
     rx58 = V(237) + (T)hc10 * V(296);
-    rx37 = rx37 - rg204 * rx23 - rg205 * S(347) - rg206 * S(348) - rg207 * S(349);
-    S(358) = rx37;
+    rx37 = rx37 - rg204 * rx23 - rg205 * S(401) - rg206 * S(402) - rg207 * S(403);
+    S(412) = rx37;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx46 = rx46 - rg329 * rx31 - rg330 * rx37 - rg331 * S(361) - rg332 * S(364) - rg333 * S(366);
-    S(367) = rx46;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx46 = rx46 - rg329 * rx31 - rg330 * rx37 - rg331 * S(415) - rg332 * S(418) - rg333 * S(420);
+    S(421) = rx46;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -5885,9 +5930,12 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx58 = rx58 - rg625 * S(332) - rg626 * S(335) - rg627 * S(339) - rg628 * S(340) - rg629 * rx22 - rg630 * S(345) - rg631 * S(350) - rg632 * S(351) - rg633 * rx31 - rg634 * S(354) - rg635 * S(355) - rg636 * S(356) - rg637 * S(357) - rg638 * rx37 - rg639 * S(359) - rg640 * S(360) - rg641 * S(361) - rg642 * S(363) - rg643 * S(364) - rg644 * S(365) - rg645 * S(366) - rg646 * rx46 - rg647 * S(368) - rg648 * S(369) - rg649 * S(370) - rg650 * S(371) - rg651 * S(372) - rg652 * S(373) - rg653 * S(374) - rg654 * S(375) - rg655 * S(376) - rg656 * S(377) - rg657 * S(378);
-    rx58 = KPP_DIV(rx58, rg658);
-    S(379) = rx58;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx58 = rx58 - rg625 * S(386) - rg626 * S(389) - rg627 * S(393) - rg628 * S(394) - rg629 * rx22 - rg630 * S(399) - rg631 * S(404) - rg632 * S(405) - rg633 * rx31 - rg634 * S(408) - rg635 * S(409) - rg636 * S(410) - rg637 * S(411) - rg638 * rx37 - rg639 * S(413) - rg640 * S(414) - rg641 * S(415) - rg642 * S(417) - rg643 * S(418) - rg644 * S(419) - rg645 * S(420) - rg646 * rx46 - rg647 * S(422) - rg648 * S(423) - rg649 * S(424) - rg650 * S(425) - rg651 * S(426) - rg652 * S(427) - rg653 * S(428) - rg654 * S(429) - rg655 * S(430) - rg656 * S(431) - rg657 * S(432);
+    rx58 = KPP_DIVR(rx58, rg658, rp658);
+    S(433) = rx58;
     WRFGPU_SPLIT_BARRIER();
     V(355) = rx58;
     WRFGPU_SPLIT_BARRIER();
@@ -5896,24 +5944,24 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx22 = KPP_DIV(rx22 - rg85 * S(373) - rg86 * S(375) - rg87 * rx58, rg84);
-    rx15 = KPP_DIV(rx15 - rg56 * S(373), rg55);
+    rx22 = KPP_DIVR(rx22 - rg85 * S(427) - rg86 * S(429) - rg87 * rx58, rg84, rp84);
+    rx15 = KPP_DIVR(rx15 - rg56 * S(427), rg55, rp55);
     WRFGPU_SPLIT_BARRIER();
     V(312) = rx15;
     V(319) = rx22;
     WRFGPU_SPLIT_BARRIER();
-    rx46 = KPP_DIV(rx46 - rg335 * S(371) - rg336 * S(372) - rg337 * S(373) - rg338 * S(374) - rg339 * S(375) - rg340 * S(376) - rg341 * S(378) - rg342 * rx58, rg334);
-    S(367) = rx46;
-    rx31 = KPP_DIV(rx31 - rg150 * S(371) - rg151 * S(372) - rg152 * S(373) - rg153 * S(374) - rg154 * S(375) - rg155 * rx58, rg149);
+    rx46 = KPP_DIVR(rx46 - rg335 * S(425) - rg336 * S(426) - rg337 * S(427) - rg338 * S(428) - rg339 * S(429) - rg340 * S(430) - rg341 * S(432) - rg342 * rx58, rg334, rp334);
+    S(421) = rx46;
+    rx31 = KPP_DIVR(rx31 - rg150 * S(425) - rg151 * S(426) - rg152 * S(427) - rg153 * S(428) - rg154 * S(429) - rg155 * rx58, rg149, rp149);
     rx15 = V(194) + (T)hc20 * V(253) + (T)hc21 * V(312);
-    S(336) = rx15;
+    S(390) = rx15;
     rx22 = V(201) + (T)hc20 * V(260) + (T)hc21 * V(319);
-    S(343) = rx22;
+    S(397) = rx22;
     WRFGPU_SPLIT_BARRIER();
-    rx37 = KPP_DIV(rx37 - rg209 * S(366) - rg210 * S(371) - rg211 * S(372) - rg212 * S(373) - rg213 * S(374) - rg214 * S(375) - rg215 * S(378), rg208);
-    S(358) = rx37;
-    rx23 = KPP_DIV(rx23 - rg89 * S(366) - rg90 * S(373) - rg91 * S(374), rg88);
-    S(344) = rx23;
+    rx37 = KPP_DIVR(rx37 - rg209 * S(420) - rg210 * S(425) - rg211 * S(426) - rg212 * S(427) - rg213 * S(428) - rg214 * S(429) - rg215 * S(432), rg208, rp208);
+    S(412) = rx37;
+    rx23 = KPP_DIVR(rx23 - rg89 * S(420) - rg90 * S(427) - rg91 * S(428), rg88, rp88);
+    S(398) = rx23;
     V(328) = rx31;
     V(343) = rx46;
     WRFGPU_SPLIT_BARRIER();
@@ -5923,20 +5971,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rx46 = V(225) + (T)hc20 * V(284) + (T)hc21 * V(343);
     WRFGPU_SPLIT_BARRIER();
     rx23 = V(202) + (T)hc20 * V(261) + (T)hc21 * V(320);
-    S(344) = rx23;
+    S(398) = rx23;
     rx37 = V(216) + (T)hc20 * V(275) + (T)hc21 * V(334);
     rx58 = V(237) + (T)hc20 * V(296) + (T)hc21 * V(355);
-    rx31 = rx31 - rg148 * S(342);
-    S(352) = rx31;
+    rx31 = rx31 - rg148 * S(396);
+    S(406) = rx31;
     WRFGPU_SPLIT_BARRIER();
-    rx37 = rx37 - rg204 * rx23 - rg205 * S(347) - rg206 * S(348) - rg207 * S(349);
-    S(358) = rx37;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    rx46 = rx46 - rg329 * rx31 - rg330 * rx37 - rg331 * S(361) - rg332 * S(364) - rg333 * S(366);
-    S(367) = rx46;
+    rx37 = rx37 - rg204 * rx23 - rg205 * S(401) - rg206 * S(402) - rg207 * S(403);
+    S(412) = rx37;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
+    rx46 = rx46 - rg329 * rx31 - rg330 * rx37 - rg331 * S(415) - rg332 * S(418) - rg333 * S(420);
+    S(421) = rx46;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -5945,9 +5991,11 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx58 = rx58 - rg625 * S(332) - rg626 * S(335) - rg627 * S(339) - rg628 * S(340) - rg629 * rx22 - rg630 * S(345) - rg631 * S(350) - rg632 * S(351) - rg633 * rx31 - rg634 * S(354) - rg635 * S(355) - rg636 * S(356) - rg637 * S(357) - rg638 * rx37 - rg639 * S(359) - rg640 * S(360) - rg641 * S(361) - rg642 * S(363) - rg643 * S(364) - rg644 * S(365) - rg645 * S(366) - rg646 * rx46 - rg647 * S(368) - rg648 * S(369) - rg649 * S(370) - rg650 * S(371) - rg651 * S(372) - rg652 * S(373) - rg653 * S(374) - rg654 * S(375) - rg655 * S(376) - rg656 * S(377) - rg657 * S(378);
-    rx58 = KPP_DIV(rx58, rg658);
-    S(379) = rx58;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx58 = rx58 - rg625 * S(386) - rg626 * S(389) - rg627 * S(393) - rg628 * S(394) - rg629 * rx22 - rg630 * S(399) - rg631 * S(404) - rg632 * S(405) - rg633 * rx31 - rg634 * S(408) - rg635 * S(409) - rg636 * S(410) - rg637 * S(411) - rg638 * rx37 - rg639 * S(413) - rg640 * S(414) - rg641 * S(415) - rg642 * S(417) - rg643 * S(418) - rg644 * S(419) - rg645 * S(420) - rg646 * rx46 - rg647 * S(422) - rg648 * S(423) - rg649 * S(424) - rg650 * S(425) - rg651 * S(426) - rg652 * S(427) - rg653 * S(428) - rg654 * S(429) - rg655 * S(430) - rg656 * S(431) - rg657 * S(432);
+    rx58 = KPP_DIVR(rx58, rg658, rp658);
+    S(433) = rx58;
     WRFGPU_SPLIT_BARRIER();
     V(414) = rx58;
     WRFGPU_SPLIT_BARRIER();
@@ -5957,22 +6005,22 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx22 = KPP_DIV(rx22 - rg85 * S(373) - rg86 * S(375) - rg87 * rx58, rg84);
-    rx15 = KPP_DIV(rx15 - rg56 * S(373), rg55);
+    rx22 = KPP_DIVR(rx22 - rg85 * S(427) - rg86 * S(429) - rg87 * rx58, rg84, rp84);
+    rx15 = KPP_DIVR(rx15 - rg56 * S(427), rg55, rp55);
     WRFGPU_SPLIT_BARRIER();
     V(371) = rx15;
     V(378) = rx22;
     WRFGPU_SPLIT_BARRIER();
-    rx46 = KPP_DIV(rx46 - rg335 * S(371) - rg336 * S(372) - rg337 * S(373) - rg338 * S(374) - rg339 * S(375) - rg340 * S(376) - rg341 * S(378) - rg342 * rx58, rg334);
-    S(367) = rx46;
-    rx31 = KPP_DIV(rx31 - rg150 * S(371) - rg151 * S(372) - rg152 * S(373) - rg153 * S(374) - rg154 * S(375) - rg155 * rx58, rg149);
+    rx46 = KPP_DIVR(rx46 - rg335 * S(425) - rg336 * S(426) - rg337 * S(427) - rg338 * S(428) - rg339 * S(429) - rg340 * S(430) - rg341 * S(432) - rg342 * rx58, rg334, rp334);
+    S(421) = rx46;
+    rx31 = KPP_DIVR(rx31 - rg150 * S(425) - rg151 * S(426) - rg152 * S(427) - rg153 * S(428) - rg154 * S(429) - rg155 * rx58, rg149, rp149);
     { const T yi = V(15); T yn = yi + (T)m0 * V(253) + (T)m1 * V(312) + (T)m2 * V(371); T ye = T(0) + (T)e0 * V(253) + (T)e1 * V(312) + (T)e2 * V(371); V(76) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(586) = q * q; }
     { const T yi = V(22); T yn = yi + (T)m0 * V(260) + (T)m1 * V(319) + (T)m2 * V(378); T ye = T(0) + (T)e0 * V(260) + (T)e1 * V(319) + (T)e2 * V(378); V(83) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(593) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx37 = KPP_DIV(rx37 - rg209 * S(366) - rg210 * S(371) - rg211 * S(372) - rg212 * S(373) - rg213 * S(374) - rg214 * S(375) - rg215 * S(378), rg208);
-    S(358) = rx37;
-    rx23 = KPP_DIV(rx23 - rg89 * S(366) - rg90 * S(373) - rg91 * S(374), rg88);
-    S(344) = rx23;
+    rx37 = KPP_DIVR(rx37 - rg209 * S(420) - rg210 * S(425) - rg211 * S(426) - rg212 * S(427) - rg213 * S(428) - rg214 * S(429) - rg215 * S(432), rg208, rp208);
+    S(412) = rx37;
+    rx23 = KPP_DIVR(rx23 - rg89 * S(420) - rg90 * S(427) - rg91 * S(428), rg88, rp88);
+    S(398) = rx23;
     V(387) = rx31;
     V(402) = rx46;
     WRFGPU_SPLIT_BARRIER();
@@ -6012,18 +6060,24 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(502) = R(87) * V(56) * V(57);
     V(453) = R(38) * V(53) * V(58);
     T rg37;
-    { const T b81 = R(53) * V(52); rg37 = (T)((double)-(-b81) + ghinv); sing = sing | !(kpp_abs_lu(rg37) >= KppTiny<T>::value); }
+    T rp37;
+    { const T b81 = R(53) * V(52); rg37 = (T)((double)-(-b81) + ghinv); sing = sing | !(kpp_abs_lu(rg37) >= KppTiny<T>::value); } rp37 = KPP_RCP(rg37);
     S(8) = rg37;
+    S(329) = rp37;
     T rg180;
     { const T b89 = R(57) * V(52); rg180 = -(T(0.75f) * b89); }
     T rg49;
-    { const T b8 = R(8); const T b43 = R(33) * V(52); rg49 = (T)((double)-(-b8 - b43) + ghinv); sing = sing | !(kpp_abs_lu(rg49) >= KppTiny<T>::value); }
+    T rp49;
+    { const T b8 = R(8); const T b43 = R(33) * V(52); rg49 = (T)((double)-(-b8 - b43) + ghinv); sing = sing | !(kpp_abs_lu(rg49) >= KppTiny<T>::value); } rp49 = KPP_RCP(rg49);
     S(20) = rg49;
+    S(334) = rp49;
     T rg92;
     { const T b60 = R(42); rg92 = -(T(2.0f) * b60); }
     T rg57;
-    { const T b73 = R(49) * V(52); rg57 = (T)((double)-(-b73) + ghinv); sing = sing | !(kpp_abs_lu(rg57) >= KppTiny<T>::value); }
+    T rp57;
+    { const T b73 = R(49) * V(52); rg57 = (T)((double)-(-b73) + ghinv); sing = sing | !(kpp_abs_lu(rg57) >= KppTiny<T>::value); } rp57 = KPP_RCP(rg57);
     S(28) = rg57;
+    S(337) = rp57;
     T rg541;
     { const T b111 = R(68) * V(52); rg541 = -(b111); }
     T rg93;
@@ -6033,11 +6087,15 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg104;
     { const T b173 = R(100) * V(45); rg104 = -(T(0.42f) * b173); }
     T rg94;
-    { const T b4 = R(4); const T b63 = R(44) * V(52); rg94 = (T)((double)-(-b4 - b63) + ghinv); sing = sing | !(kpp_abs_lu(rg94) >= KppTiny<T>::value); }
+    T rp94;
+    { const T b4 = R(4); const T b63 = R(44) * V(52); rg94 = (T)((double)-(-b4 - b63) + ghinv); sing = sing | !(kpp_abs_lu(rg94) >= KppTiny<T>::value); } rp94 = KPP_RCP(rg94);
     S(60) = rg94;
+    S(345) = rp94;
     T rg105;
-    { const T b71 = R(48) * V(52); rg105 = (T)((double)-(-b71) + ghinv); sing = sing | !(kpp_abs_lu(rg105) >= KppTiny<T>::value); }
+    T rp105;
+    { const T b71 = R(48) * V(52); rg105 = (T)((double)-(-b71) + ghinv); sing = sing | !(kpp_abs_lu(rg105) >= KppTiny<T>::value); } rp105 = KPP_RCP(rg105);
     S(70) = rg105;
+    S(346) = rp105;
     T rg106;
     { const T b179 = R(103) * V(45); rg106 = -(T(0.33f) * b179); }
     S(71) = rg106;
@@ -6077,8 +6135,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg545;
     { const T b18 = R(18); const T b103 = R(64) * V(52); const T b159 = R(93) * V(53); rg545 = -(b18 + b103 + b159); }
     T rg181;
-    { const T b143 = R(85) * V(57); const T b201 = R(114) * V(50); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); rg181 = (T)((double)-(-b143 - b201 - b228 - b251) + ghinv); sing = sing | !(kpp_abs_lu(rg181) >= KppTiny<T>::value); }
+    T rp181;
+    { const T b143 = R(85) * V(57); const T b201 = R(114) * V(50); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); rg181 = (T)((double)-(-b143 - b201 - b228 - b251) + ghinv); sing = sing | !(kpp_abs_lu(rg181) >= KppTiny<T>::value); } rp181 = KPP_RCP(rg181);
     S(142) = rg181;
+    S(355) = rp181;
     T rg546;
     { const T b251 = R(140) * V(54); rg546 = -(-b251); }
     T rg547;
@@ -6136,8 +6196,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg558;
     { const T b246 = R(137) * V(54); rg558 = -(-b246); }
     T rg384;
-    { const T b149 = R(88) * V(57); const T b197 = R(112) * V(50); const T b224 = R(126) * V(51); const T b248 = R(138) * V(54); rg384 = (T)((double)-(-b149 - b197 - b224 - b248) + ghinv); sing = sing | !(kpp_abs_lu(rg384) >= KppTiny<T>::value); }
+    T rp384;
+    { const T b149 = R(88) * V(57); const T b197 = R(112) * V(50); const T b224 = R(126) * V(51); const T b248 = R(138) * V(54); rg384 = (T)((double)-(-b149 - b197 - b224 - b248) + ghinv); sing = sing | !(kpp_abs_lu(rg384) >= KppTiny<T>::value); } rp384 = KPP_RCP(rg384);
     S(272) = rg384;
+    S(370) = rp384;
     T rg559;
     { const T b248 = R(138) * V(54); rg559 = -(-b248); }
     T rg50;
@@ -6231,21 +6293,21 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(154) = T(0.75f) * V(472) - V(500) - V(529) - V(543) - V(555);
     V(169) = V(477) - V(503) - V(527) - V(541) - V(553);
     V(174) = V(430) + V(433) + V(476) + V(479) + V(483) - V(487) + V(488) - V(498) + T(0.05f) * V(499) + V(506) + V(508) - V(528) - V(542) + T(0.025f) * V(545) - V(546) - V(547) - V(548) - V(549) - V(550) - V(551) - V(552) - V(553) - T(2.0f) * V(554) - V(555) - V(556) - T(0.95f) * V(557) - V(560) - V(566) - V(569);
-    rg92 = -KPP_DIV((-rg92), S(23));
-    rg93 = -KPP_DIV((-rg93), S(49));
-    rg104 = -KPP_DIV((-rg104), S(56));
-    rg180 = -KPP_DIV((-rg180), S(10));
-    rg378 = -KPP_DIV((-rg378), S(120));
-    rg541 = -KPP_DIV((-rg541), S(33));
-    rg542 = -KPP_DIV((-rg542), S(52));
-    rg543 = -KPP_DIV((-rg543), S(113));
-    rg544 = -KPP_DIV((-rg544), S(120));
-    rg545 = -KPP_DIV((-rg545), S(132));
-    rg548 = -KPP_DIV((-rg548), S(154));
-    rg549 = -KPP_DIV((-rg549), S(162));
-    rg550 = -KPP_DIV((-rg550), S(170));
-    rg551 = -KPP_DIV((-rg551), S(179));
-    rg557 = -KPP_DIV((-rg557), S(252));
+    rg92 = -KPP_DIVR((-rg92), S(23), S(335));
+    rg93 = -KPP_DIVR((-rg93), S(49), S(342));
+    rg104 = -KPP_DIVR((-rg104), S(56), S(344));
+    rg180 = -KPP_DIVR((-rg180), S(10), S(330));
+    rg378 = -KPP_DIVR((-rg378), S(120), S(353));
+    rg541 = -KPP_DIVR((-rg541), S(33), S(338));
+    rg542 = -KPP_DIVR((-rg542), S(52), S(343));
+    rg543 = -KPP_DIVR((-rg543), S(113), S(352));
+    rg544 = -KPP_DIVR((-rg544), S(120), S(353));
+    rg545 = -KPP_DIVR((-rg545), S(132), S(354));
+    rg548 = -KPP_DIVR((-rg548), S(154), S(357));
+    rg549 = -KPP_DIVR((-rg549), S(162), S(358));
+    rg550 = -KPP_DIVR((-rg550), S(170), S(359));
+    rg551 = -KPP_DIVR((-rg551), S(179), S(360));
+    rg557 = -KPP_DIVR((-rg557), S(252), S(368));
     rg102 = rg102 + (-rg92) * S(24);
     rg103 = rg103 + (-rg92) * S(25);
     S(69) = rg103;
@@ -6282,13 +6344,13 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg559 = rg559 + (-rg545) * S(136);
     T rx8;
     rx8 = V(128);
-    S(329) = rx8;
+    S(383) = rx8;
     T rx13;
     rx13 = V(133);
-    S(334) = rx13;
+    S(388) = rx13;
     T rx16;
     rx16 = V(136);
-    S(337) = rx16;
+    S(391) = rx16;
     T rx24;
     rx24 = V(144);
     T rx25;
@@ -6304,10 +6366,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(68) = rg102;
     rg381 = rg381 + (-rg378) * S(123);
     rg388 = rg388 + (-rg378) * S(128);
-    rg379 = -KPP_DIV((-rg379), S(187));
-    rg380 = -KPP_DIV((-rg380), S(223));
-    rg382 = -KPP_DIV((-rg382), S(243));
-    rg383 = -KPP_DIV((-rg383), S(264));
+    rg379 = -KPP_DIVR((-rg379), S(187), S(361));
+    rg380 = -KPP_DIVR((-rg380), S(223), S(364));
+    rg382 = -KPP_DIVR((-rg382), S(243), S(367));
+    rg383 = -KPP_DIVR((-rg383), S(264), S(369));
     rg562 = rg562 + (-rg542) * S(53);
     rg564 = rg564 + (-rg542) * S(54);
     rg560 = rg560 + (-rg543) * S(114);
@@ -6316,19 +6378,19 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg555 = rg555 + (-rg544) * S(123);
     rg561 = rg561 + (-rg544) * S(126);
     rg567 = rg567 + (-rg545) * S(141);
-    rg546 = -KPP_DIV((-rg546), rg181);
-    rg547 = -KPP_DIV((-rg547), S(148));
+    rg546 = -KPP_DIVR((-rg546), rg181, rp181);
+    rg547 = -KPP_DIVR((-rg547), S(148), S(356));
     rg554 = rg554 + (-rg550) * S(171);
-    rg552 = -KPP_DIV((-rg552), S(187));
-    rg553 = -KPP_DIV((-rg553), S(223));
-    rg556 = -KPP_DIV((-rg556), S(243));
+    rg552 = -KPP_DIVR((-rg552), S(187), S(361));
+    rg553 = -KPP_DIVR((-rg553), S(223), S(364));
+    rg556 = -KPP_DIVR((-rg556), S(243), S(367));
     rg558 = rg558 + (-rg557) * S(253);
     rg559 = rg559 + (-rg557) * S(254);
     rg566 = rg566 + (-rg557) * S(261);
-    rx25 = rx25 - rg104 * S(344);
-    S(346) = rx25;
-    rx34 = rx34 - rg180 * S(330);
-    S(355) = rx34;
+    rx25 = rx25 - rg104 * S(398);
+    S(400) = rx25;
+    rx34 = rx34 - rg180 * S(384);
+    S(409) = rx34;
     WRFGPU_SPLIT_BARRIER();
     rg101 = rg101 + (-rg93) * S(50);
     S(67) = rg101;
@@ -6346,12 +6408,12 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg567 = rg567 + (-rg546) * rg186;
     rg555 = rg555 + (-rg548) * S(155);
     rg568 = rg568 + (-rg550) * S(178);
-    rg554 = -KPP_DIV((-rg554), S(229));
+    rg554 = -KPP_DIVR((-rg554), S(229), S(365));
     rg565 = rg565 + (-rg556) * S(249);
-    rg558 = -KPP_DIV((-rg558), S(264));
-    rg559 = -KPP_DIV((-rg559), rg384);
-    rx24 = rx24 - rg92 * S(335) - rg93 * S(342);
-    S(345) = rx24;
+    rg558 = -KPP_DIVR((-rg558), S(264), S(369));
+    rg559 = -KPP_DIVR((-rg559), rg384, rp384);
+    rx24 = rx24 - rg92 * S(389) - rg93 * S(396);
+    S(399) = rx24;
     WRFGPU_SPLIT_BARRIER();
     rg387 = rg387 + (-rg379) * S(190);
     rg385 = rg385 + (-rg380) * S(224);
@@ -6391,14 +6453,14 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg567 = rg567 + (-rg549) * S(169);
     rg555 = rg555 + (-rg551) * S(180);
     WRFGPU_SPLIT_BARRIER();
-    rg381 = -KPP_DIV((-rg381), S(237));
+    rg381 = -KPP_DIVR((-rg381), S(237), S(366));
     rg562 = rg562 + (-rg546) * rg184;
     rg564 = rg564 + (-rg547) * S(152);
     rg561 = rg561 + (-rg549) * S(165);
     rg560 = rg560 + (-rg550) * S(172);
     rg563 = rg563 + (-rg550) * S(175);
     rg567 = rg567 + (-rg550) * S(177);
-    rg555 = -KPP_DIV((-rg555), S(237));
+    rg555 = -KPP_DIVR((-rg555), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg385 = rg385 + (-rg381) * S(238);
     rg387 = rg387 + (-rg381) * S(239);
@@ -6425,8 +6487,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg567 = rg567 + (-rg552) * S(192);
     rg563 = rg563 + (-rg554) * S(233);
     rg568 = rg568 + (-rg556) * S(251);
-    rx49 = rx49 - rg378 * S(353) - rg379 * S(361) - rg380 * S(364) - rg381 * S(366) - rg382 * S(367) - rg383 * S(369);
-    S(370) = rx49;
+    rx49 = rx49 - rg378 * S(407) - rg379 * S(415) - rg380 * S(418) - rg381 * S(420) - rg382 * S(421) - rg383 * S(423);
+    S(424) = rx49;
     WRFGPU_SPLIT_BARRIER();
     rg385 = rg385 + (-rg383) * S(265);
     S(273) = rg385;
@@ -6492,7 +6554,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg562 = rg562 + (-rg558) * S(267);
     rg562 = rg562 + (-rg559) * rg387;
     WRFGPU_SPLIT_BARRIER();
-    rg560 = -KPP_DIV((-rg560), S(281));
+    rg560 = -KPP_DIVR((-rg560), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
     rg561 = rg561 + (-rg560) * S(282);
     rg563 = rg563 + (-rg560) * S(284);
@@ -6502,7 +6564,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg567 = rg567 + (-rg560) * S(288);
     rg568 = rg568 + (-rg560) * S(289);
     WRFGPU_SPLIT_BARRIER();
-    rg561 = -KPP_DIV((-rg561), S(290));
+    rg561 = -KPP_DIVR((-rg561), S(290), S(372));
     rg563 = rg563 + (-rg561) * S(292);
     rg564 = rg564 + (-rg561) * S(293);
     rg565 = rg565 + (-rg561) * S(294);
@@ -6514,7 +6576,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     rg562 = rg562 + (-rg561) * S(291);
     WRFGPU_SPLIT_BARRIER();
-    rg562 = -KPP_DIV((-rg562), S(298));
+    rg562 = -KPP_DIVR((-rg562), S(298), S(373));
     rg563 = rg563 + (-rg562) * S(299);
     rg564 = rg564 + (-rg562) * S(300);
     rg565 = rg565 + (-rg562) * S(301);
@@ -6522,9 +6584,11 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg567 = rg567 + (-rg562) * S(303);
     rg568 = rg568 + (-rg562) * S(304);
     WRFGPU_SPLIT_BARRIER();
-    rg563 = -KPP_DIV((-rg563), S(305));
-    rg564 = rg564 + (-rg563) * S(306);
+    rg563 = -KPP_DIVR((-rg563), S(305), S(374));
+    T rp564;
+    rg564 = rg564 + (-rg563) * S(306); rp564 = KPP_RCP(rg564);
     S(311) = rg564;
+    S(375) = rp564;
     rg565 = rg565 + (-rg563) * S(307);
     S(312) = rg565;
     rg566 = rg566 + (-rg563) * S(308);
@@ -6533,8 +6597,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(314) = rg567;
     rg568 = rg568 + (-rg563) * S(310);
     S(315) = rg568;
-    rx54 = rx54 - rg541 * S(338) - rg542 * S(343) - rg543 * S(352) - rg544 * S(353) - rg545 * S(354) - rg546 * rx34 - rg547 * S(356) - rg548 * S(357) - rg549 * S(358) - rg550 * S(359) - rg551 * S(360) - rg552 * S(361) - rg553 * S(364) - rg554 * S(365) - rg555 * S(366) - rg556 * S(367) - rg557 * S(368) - rg558 * S(369) - rg559 * rx49 - rg560 * S(371) - rg561 * S(372) - rg562 * S(373) - rg563 * S(374);
-    S(375) = rx54;
+    rx54 = rx54 - rg541 * S(392) - rg542 * S(397) - rg543 * S(406) - rg544 * S(407) - rg545 * S(408) - rg546 * rx34 - rg547 * S(410) - rg548 * S(411) - rg549 * S(412) - rg550 * S(413) - rg551 * S(414) - rg552 * S(415) - rg553 * S(418) - rg554 * S(419) - rg555 * S(420) - rg556 * S(421) - rg557 * S(422) - rg558 * S(423) - rg559 * rx49 - rg560 * S(425) - rg561 * S(426) - rg562 * S(427) - rg563 * S(428);
+    S(429) = rx54;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -6543,24 +6607,24 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx54 = KPP_DIV(rx54 - rg565 * S(376) - rg566 * S(377) - rg567 * S(378) - rg568 * S(379), rg564);
-    S(375) = rx54;
+    rx54 = KPP_DIVR(rx54 - rg565 * S(430) - rg566 * S(431) - rg567 * S(432) - rg568 * S(433), rg564, rp564);
+    S(429) = rx54;
     WRFGPU_SPLIT_BARRIER();
     V(292) = rx54;
     WRFGPU_SPLIT_BARRIER();
     V(115) = V(54) + (T)a10 * V(292);
     WRFGPU_SPLIT_BARRIER();
-    rx8 = KPP_DIV(rx8 - rg38 * S(373), rg37);
+    rx8 = KPP_DIVR(rx8 - rg38 * S(427), rg37, rp37);
     V(487) = R(72) * V(115) * V(119);
     WRFGPU_SPLIT_BARRIER();
     V(246) = rx8;
     V(453) = R(38) * V(114) * V(119);
     WRFGPU_SPLIT_BARRIER();
-    rx49 = KPP_DIV(rx49 - rg385 * S(371) - rg386 * S(372) - rg387 * S(373) - rg388 * S(374) - rg389 * rx54 - rg390 * S(376) - rg391 * S(378) - rg392 * S(379), rg384);
-    S(370) = rx49;
-    rx34 = KPP_DIV(rx34 - rg182 * S(371) - rg183 * S(372) - rg184 * S(373) - rg185 * rx54 - rg186 * S(378), rg181);
-    S(355) = rx34;
-    rx13 = KPP_DIV(rx13 - rg50 * S(371) - rg51 * S(373), rg49);
+    rx49 = KPP_DIVR(rx49 - rg385 * S(425) - rg386 * S(426) - rg387 * S(427) - rg388 * S(428) - rg389 * rx54 - rg390 * S(430) - rg391 * S(432) - rg392 * S(433), rg384, rp384);
+    S(424) = rx49;
+    rx34 = KPP_DIVR(rx34 - rg182 * S(425) - rg183 * S(426) - rg184 * S(427) - rg185 * rx54 - rg186 * S(432), rg181, rp181);
+    S(409) = rx34;
+    rx13 = KPP_DIVR(rx13 - rg50 * S(425) - rg51 * S(427), rg49, rp49);
     V(69) = V(8) + (T)a10 * V(246);
     WRFGPU_SPLIT_BARRIER();
     V(251) = rx13;
@@ -6576,10 +6640,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(510) = R(95) * V(82) * V(114);
     V(535) = R(120) * V(112) * V(116);
     WRFGPU_SPLIT_BARRIER();
-    rx25 = KPP_DIV(rx25 - rg106 * S(347) - rg107 * S(348) - rg108 * S(349) - rg109 * S(351) - rg110 * S(354) - rg111 * S(363) - rg112 * S(365) - rg113 * S(366) - rg114 * S(368) - rg115 * S(372) - rg116 * S(373) - rg117 * S(374) - rg118 * rx54 - rg119 * S(378), rg105);
-    S(346) = rx25;
-    rx24 = KPP_DIV(rx24 - rg95 * S(350) - rg96 * S(351) - rg97 * S(354) - rg98 * S(363) - rg99 * S(368) - rg100 * S(371) - rg101 * S(373) - rg102 * S(374) - rg103 * S(379), rg94);
-    rx16 = KPP_DIV(rx16 - rg58 * S(348) - rg59 * S(349) - rg60 * S(366) - rg61 * S(373), rg57);
+    rx25 = KPP_DIVR(rx25 - rg106 * S(401) - rg107 * S(402) - rg108 * S(403) - rg109 * S(405) - rg110 * S(408) - rg111 * S(417) - rg112 * S(419) - rg113 * S(420) - rg114 * S(422) - rg115 * S(426) - rg116 * S(427) - rg117 * S(428) - rg118 * rx54 - rg119 * S(432), rg105, rp105);
+    S(400) = rx25;
+    rx24 = KPP_DIVR(rx24 - rg95 * S(404) - rg96 * S(405) - rg97 * S(408) - rg98 * S(417) - rg99 * S(422) - rg100 * S(425) - rg101 * S(427) - rg102 * S(428) - rg103 * S(433), rg94, rp94);
+    rx16 = KPP_DIVR(rx16 - rg58 * S(402) - rg59 * S(403) - rg60 * S(420) - rg61 * S(427), rg57, rp57);
     V(74) = V(13) + (T)a10 * V(251);
     V(95) = V(34) + (T)a10 * V(272);
     V(110) = V(49) + (T)a10 * V(287);
@@ -6596,7 +6660,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(523) = R(108) * V(104) * V(111);
     V(485) = R(70) * V(107) * V(113);
     rx8 = V(187) + (T)hc10 * V(246);
-    S(329) = rx8;
+    S(383) = rx8;
     WRFGPU_SPLIT_BARRIER();
     V(77) = V(16) + (T)a10 * V(254);
     V(85) = V(24) + (T)a10 * V(262);
@@ -6611,7 +6675,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(228) = V(477) - V(503) - V(527) - V(541) - V(553);
     V(233) = V(430) + V(433) + V(476) + V(479) + V(483) - V(487) + V(488) - V(498) + T(0.05f) * V(499) + V(506) + V(508) - V(528) - V(542) + T(0.025f) * V(545) - V(546) - V(547) - V(548) - V(549) - V(550) - V(551) - V(552) - V(553) - T(2.0f) * V(554) - V(555) - V(556) - T(0.95f) * V(557) - V(560) - V(566) - V(569);
     rx13 = V(192) + (T)hc10 * V(251);
-    S(334) = rx13;
+    S(388) = rx13;
     rx34 = V(213) + (T)hc10 * V(272);
     WRFGPU_SPLIT_BARRIER();
     V(195) = -V(464) + T(0.06f) * V(516) + T(0.09f) * V(517);
@@ -6619,65 +6683,65 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(204) = V(424) + V(425) + V(426) + T(1.87f) * V(431) + T(1.55f) * V(432) + V(433) - V(463) + V(475) + T(2.0f) * V(478) + V(479) + T(0.95f) * V(499) + V(505) + T(2.0f) * V(507) + V(508) + T(0.42f) * V(515) + T(0.33f) * V(516) + T(0.23f) * V(517) + T(0.33f) * V(518) + T(0.475f) * V(545) + T(0.95f) * V(557);
     rx49 = V(228) + (T)hc10 * V(287);
     rx54 = V(233) + (T)hc10 * V(292);
-    rx34 = rx34 - rg180 * S(330);
-    S(355) = rx34;
+    rx34 = rx34 - rg180 * S(384);
+    S(409) = rx34;
     WRFGPU_SPLIT_BARRIER();
     rx16 = V(195) + (T)hc10 * V(254);
-    S(337) = rx16;
+    S(391) = rx16;
     rx24 = V(203) + (T)hc10 * V(262);
     rx25 = V(204) + (T)hc10 * V(263);
     WRFGPU_SPLIT_BARRIER();
-    rx24 = rx24 - rg92 * S(335) - rg93 * S(342);
-    S(345) = rx24;
-    rx25 = rx25 - rg104 * S(344);
-    S(346) = rx25;
+    rx24 = rx24 - rg92 * S(389) - rg93 * S(396);
+    S(399) = rx24;
+    rx25 = rx25 - rg104 * S(398);
+    S(400) = rx25;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx49 = rx49 - rg378 * S(353) - rg379 * S(361) - rg380 * S(364) - rg381 * S(366) - rg382 * S(367) - rg383 * S(369);
-    S(370) = rx49;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    rx54 = rx54 - rg541 * S(338) - rg542 * S(343) - rg543 * S(352) - rg544 * S(353) - rg545 * S(354) - rg546 * rx34 - rg547 * S(356) - rg548 * S(357) - rg549 * S(358) - rg550 * S(359) - rg551 * S(360) - rg552 * S(361) - rg553 * S(364) - rg554 * S(365) - rg555 * S(366) - rg556 * S(367) - rg557 * S(368) - rg558 * S(369) - rg559 * rx49 - rg560 * S(371) - rg561 * S(372) - rg562 * S(373) - rg563 * S(374);
-    S(375) = rx54;
+    rx49 = rx49 - rg378 * S(407) - rg379 * S(415) - rg380 * S(418) - rg381 * S(420) - rg382 * S(421) - rg383 * S(423);
+    S(424) = rx49;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
+    rx54 = rx54 - rg541 * S(392) - rg542 * S(397) - rg543 * S(406) - rg544 * S(407) - rg545 * S(408) - rg546 * rx34 - rg547 * S(410) - rg548 * S(411) - rg549 * S(412) - rg550 * S(413) - rg551 * S(414) - rg552 * S(415) - rg553 * S(418) - rg554 * S(419) - rg555 * S(420) - rg556 * S(421) - rg557 * S(422) - rg558 * S(423) - rg559 * rx49 - rg560 * S(425) - rg561 * S(426) - rg562 * S(427) - rg563 * S(428);
+    S(429) = rx54;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx54 = KPP_DIV(rx54 - rg565 * S(376) - rg566 * S(377) - rg567 * S(378) - rg568 * S(379), rg564);
-    S(375) = rx54;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx54 = KPP_DIVR(rx54 - rg565 * S(430) - rg566 * S(431) - rg567 * S(432) - rg568 * S(433), rg564, rp564);
+    S(429) = rx54;
     WRFGPU_SPLIT_BARRIER();
     V(351) = rx54;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx8 = KPP_DIV(rx8 - rg38 * S(373), rg37);
+    rx8 = KPP_DIVR(rx8 - rg38 * S(427), rg37, rp37);
     WRFGPU_SPLIT_BARRIER();
     V(305) = rx8;
     WRFGPU_SPLIT_BARRIER();
-    rx49 = KPP_DIV(rx49 - rg385 * S(371) - rg386 * S(372) - rg387 * S(373) - rg388 * S(374) - rg389 * rx54 - rg390 * S(376) - rg391 * S(378) - rg392 * S(379), rg384);
-    S(370) = rx49;
-    rx34 = KPP_DIV(rx34 - rg182 * S(371) - rg183 * S(372) - rg184 * S(373) - rg185 * rx54 - rg186 * S(378), rg181);
-    S(355) = rx34;
-    rx13 = KPP_DIV(rx13 - rg50 * S(371) - rg51 * S(373), rg49);
+    rx49 = KPP_DIVR(rx49 - rg385 * S(425) - rg386 * S(426) - rg387 * S(427) - rg388 * S(428) - rg389 * rx54 - rg390 * S(430) - rg391 * S(432) - rg392 * S(433), rg384, rp384);
+    S(424) = rx49;
+    rx34 = KPP_DIVR(rx34 - rg182 * S(425) - rg183 * S(426) - rg184 * S(427) - rg185 * rx54 - rg186 * S(432), rg181, rp181);
+    S(409) = rx34;
+    rx13 = KPP_DIVR(rx13 - rg50 * S(425) - rg51 * S(427), rg49, rp49);
     rx8 = V(187) + (T)hc20 * V(246) + (T)hc21 * V(305);
-    S(329) = rx8;
+    S(383) = rx8;
     WRFGPU_SPLIT_BARRIER();
     V(310) = rx13;
     V(331) = rx34;
     V(346) = rx49;
     WRFGPU_SPLIT_BARRIER();
-    rx25 = KPP_DIV(rx25 - rg106 * S(347) - rg107 * S(348) - rg108 * S(349) - rg109 * S(351) - rg110 * S(354) - rg111 * S(363) - rg112 * S(365) - rg113 * S(366) - rg114 * S(368) - rg115 * S(372) - rg116 * S(373) - rg117 * S(374) - rg118 * rx54 - rg119 * S(378), rg105);
-    S(346) = rx25;
-    rx24 = KPP_DIV(rx24 - rg95 * S(350) - rg96 * S(351) - rg97 * S(354) - rg98 * S(363) - rg99 * S(368) - rg100 * S(371) - rg101 * S(373) - rg102 * S(374) - rg103 * S(379), rg94);
-    rx16 = KPP_DIV(rx16 - rg58 * S(348) - rg59 * S(349) - rg60 * S(366) - rg61 * S(373), rg57);
+    rx25 = KPP_DIVR(rx25 - rg106 * S(401) - rg107 * S(402) - rg108 * S(403) - rg109 * S(405) - rg110 * S(408) - rg111 * S(417) - rg112 * S(419) - rg113 * S(420) - rg114 * S(422) - rg115 * S(426) - rg116 * S(427) - rg117 * S(428) - rg118 * rx54 - rg119 * S(432), rg105, rp105);
+    S(400) = rx25;
+    rx24 = KPP_DIVR(rx24 - rg95 * S(404) - rg96 * S(405) - rg97 * S(408) - rg98 * S(417) - rg99 * S(422) - rg100 * S(425) - rg101 * S(427) - rg102 * S(428) - rg103 * S(433), rg94, rp94);
+    rx16 = KPP_DIVR(rx16 - rg58 * S(402) - rg59 * S(403) - rg60 * S(420) - rg61 * S(427), rg57, rp57);
     rx13 = V(192) + (T)hc20 * V(251) + (T)hc21 * V(310);
-    S(334) = rx13;
+    S(388) = rx13;
     rx34 = V(213) + (T)hc20 * V(272) + (T)hc21 * V(331);
     WRFGPU_SPLIT_BARRIER();
     V(313) = rx16;
@@ -6685,63 +6749,63 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(322) = rx25;
     rx49 = V(228) + (T)hc20 * V(287) + (T)hc21 * V(346);
     rx54 = V(233) + (T)hc20 * V(292) + (T)hc21 * V(351);
-    rx34 = rx34 - rg180 * S(330);
-    S(355) = rx34;
+    rx34 = rx34 - rg180 * S(384);
+    S(409) = rx34;
     WRFGPU_SPLIT_BARRIER();
     rx16 = V(195) + (T)hc20 * V(254) + (T)hc21 * V(313);
-    S(337) = rx16;
+    S(391) = rx16;
     rx24 = V(203) + (T)hc20 * V(262) + (T)hc21 * V(321);
     rx25 = V(204) + (T)hc20 * V(263) + (T)hc21 * V(322);
     WRFGPU_SPLIT_BARRIER();
-    rx24 = rx24 - rg92 * S(335) - rg93 * S(342);
-    S(345) = rx24;
-    rx25 = rx25 - rg104 * S(344);
-    S(346) = rx25;
+    rx24 = rx24 - rg92 * S(389) - rg93 * S(396);
+    S(399) = rx24;
+    rx25 = rx25 - rg104 * S(398);
+    S(400) = rx25;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx49 = rx49 - rg378 * S(353) - rg379 * S(361) - rg380 * S(364) - rg381 * S(366) - rg382 * S(367) - rg383 * S(369);
-    S(370) = rx49;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    rx54 = rx54 - rg541 * S(338) - rg542 * S(343) - rg543 * S(352) - rg544 * S(353) - rg545 * S(354) - rg546 * rx34 - rg547 * S(356) - rg548 * S(357) - rg549 * S(358) - rg550 * S(359) - rg551 * S(360) - rg552 * S(361) - rg553 * S(364) - rg554 * S(365) - rg555 * S(366) - rg556 * S(367) - rg557 * S(368) - rg558 * S(369) - rg559 * rx49 - rg560 * S(371) - rg561 * S(372) - rg562 * S(373) - rg563 * S(374);
-    S(375) = rx54;
+    rx49 = rx49 - rg378 * S(407) - rg379 * S(415) - rg380 * S(418) - rg381 * S(420) - rg382 * S(421) - rg383 * S(423);
+    S(424) = rx49;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
+    rx54 = rx54 - rg541 * S(392) - rg542 * S(397) - rg543 * S(406) - rg544 * S(407) - rg545 * S(408) - rg546 * rx34 - rg547 * S(410) - rg548 * S(411) - rg549 * S(412) - rg550 * S(413) - rg551 * S(414) - rg552 * S(415) - rg553 * S(418) - rg554 * S(419) - rg555 * S(420) - rg556 * S(421) - rg557 * S(422) - rg558 * S(423) - rg559 * rx49 - rg560 * S(425) - rg561 * S(426) - rg562 * S(427) - rg563 * S(428);
+    S(429) = rx54;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx54 = KPP_DIV(rx54 - rg565 * S(376) - rg566 * S(377) - rg567 * S(378) - rg568 * S(379), rg564);
-    S(375) = rx54;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx54 = KPP_DIVR(rx54 - rg565 * S(430) - rg566 * S(431) - rg567 * S(432) - rg568 * S(433), rg564, rp564);
+    S(429) = rx54;
     WRFGPU_SPLIT_BARRIER();
     V(410) = rx54;
     WRFGPU_SPLIT_BARRIER();
     { const T yi = V(54); T yn = yi + (T)m0 * V(292) + (T)m1 * V(351) + (T)m2 * V(410); T ye = T(0) + (T)e0 * V(292) + (T)e1 * V(351) + (T)e2 * V(410); V(115) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(625) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx8 = KPP_DIV(rx8 - rg38 * S(373), rg37);
+    rx8 = KPP_DIVR(rx8 - rg38 * S(427), rg37, rp37);
     WRFGPU_SPLIT_BARRIER();
     V(364) = rx8;
     WRFGPU_SPLIT_BARRIER();
-    rx49 = KPP_DIV(rx49 - rg385 * S(371) - rg386 * S(372) - rg387 * S(373) - rg388 * S(374) - rg389 * rx54 - rg390 * S(376) - rg391 * S(378) - rg392 * S(379), rg384);
-    S(370) = rx49;
-    rx34 = KPP_DIV(rx34 - rg182 * S(371) - rg183 * S(372) - rg184 * S(373) - rg185 * rx54 - rg186 * S(378), rg181);
-    S(355) = rx34;
-    rx13 = KPP_DIV(rx13 - rg50 * S(371) - rg51 * S(373), rg49);
+    rx49 = KPP_DIVR(rx49 - rg385 * S(425) - rg386 * S(426) - rg387 * S(427) - rg388 * S(428) - rg389 * rx54 - rg390 * S(430) - rg391 * S(432) - rg392 * S(433), rg384, rp384);
+    S(424) = rx49;
+    rx34 = KPP_DIVR(rx34 - rg182 * S(425) - rg183 * S(426) - rg184 * S(427) - rg185 * rx54 - rg186 * S(432), rg181, rp181);
+    S(409) = rx34;
+    rx13 = KPP_DIVR(rx13 - rg50 * S(425) - rg51 * S(427), rg49, rp49);
     { const T yi = V(8); T yn = yi + (T)m0 * V(246) + (T)m1 * V(305) + (T)m2 * V(364); T ye = T(0) + (T)e0 * V(246) + (T)e1 * V(305) + (T)e2 * V(364); V(69) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(579) = q * q; }
     WRFGPU_SPLIT_BARRIER();
     V(369) = rx13;
     V(390) = rx34;
     V(405) = rx49;
     WRFGPU_SPLIT_BARRIER();
-    rx25 = KPP_DIV(rx25 - rg106 * S(347) - rg107 * S(348) - rg108 * S(349) - rg109 * S(351) - rg110 * S(354) - rg111 * S(363) - rg112 * S(365) - rg113 * S(366) - rg114 * S(368) - rg115 * S(372) - rg116 * S(373) - rg117 * S(374) - rg118 * rx54 - rg119 * S(378), rg105);
-    S(346) = rx25;
-    rx24 = KPP_DIV(rx24 - rg95 * S(350) - rg96 * S(351) - rg97 * S(354) - rg98 * S(363) - rg99 * S(368) - rg100 * S(371) - rg101 * S(373) - rg102 * S(374) - rg103 * S(379), rg94);
-    rx16 = KPP_DIV(rx16 - rg58 * S(348) - rg59 * S(349) - rg60 * S(366) - rg61 * S(373), rg57);
+    rx25 = KPP_DIVR(rx25 - rg106 * S(401) - rg107 * S(402) - rg108 * S(403) - rg109 * S(405) - rg110 * S(408) - rg111 * S(417) - rg112 * S(419) - rg113 * S(420) - rg114 * S(422) - rg115 * S(426) - rg116 * S(427) - rg117 * S(428) - rg118 * rx54 - rg119 * S(432), rg105, rp105);
+    S(400) = rx25;
+    rx24 = KPP_DIVR(rx24 - rg95 * S(404) - rg96 * S(405) - rg97 * S(408) - rg98 * S(417) - rg99 * S(422) - rg100 * S(425) - rg101 * S(427) - rg102 * S(428) - rg103 * S(433), rg94, rp94);
+    rx16 = KPP_DIVR(rx16 - rg58 * S(402) - rg59 * S(403) - rg60 * S(420) - rg61 * S(427), rg57, rp57);
     { const T yi = V(13); T yn = yi + (T)m0 * V(251) + (T)m1 * V(310) + (T)m2 * V(369); T ye = T(0) + (T)e0 * V(251) + (T)e1 * V(310) + (T)e2 * V(369); V(74) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(584) = q * q; }
     { const T yi = V(34); T yn = yi + (T)m0 * V(272) + (T)m1 * V(331) + (T)m2 * V(390); T ye = T(0) + (T)e0 * V(272) + (T)e1 * V(331) + (T)e2 * V(390); V(95) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(605) = q * q; }
     { const T yi = V(49); T yn = yi + (T)m0 * V(287) + (T)m1 * V(346) + (T)m2 * V(405); T ye = T(0) + (T)e0 * V(287) + (T)e1 * V(346) + (T)e2 * V(405); V(110) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(620) = q * q; }
@@ -6756,15 +6820,20 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
   } else if (warp == 4) {
     T rg9;
-    { rg9 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg9) >= KppTiny<T>::value); }
+    T rp9;
+    { rg9 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg9) >= KppTiny<T>::value); } rp9 = KPP_RCP(rg9);
     T rg33;
-    { const T b25 = R(23) * V(60); const T b27 = R(24) * V(59); rg33 = (T)((double)-(-b25 - b27) + ghinv); sing = sing | !(kpp_abs_lu(rg33) >= KppTiny<T>::value); }
+    T rp33;
+    { const T b25 = R(23) * V(60); const T b27 = R(24) * V(59); rg33 = (T)((double)-(-b25 - b27) + ghinv); sing = sing | !(kpp_abs_lu(rg33) >= KppTiny<T>::value); } rp33 = KPP_RCP(rg33);
     S(4) = rg33;
+    S(327) = rp33;
     T rg238;
     { const T b79 = R(52) * V(52); rg238 = -(b79); }
     T rg43;
-    { const T b124 = R(75); rg43 = (T)((double)-(-b124) + ghinv); sing = sing | !(kpp_abs_lu(rg43) >= KppTiny<T>::value); }
+    T rp43;
+    { const T b124 = R(75); rg43 = (T)((double)-(-b124) + ghinv); sing = sing | !(kpp_abs_lu(rg43) >= KppTiny<T>::value); } rp43 = KPP_RCP(rg43);
     S(14) = rg43;
+    S(332) = rp43;
     T rg435;
     { const T b73 = R(49) * V(52); rg435 = -(b73); }
     T rg436;
@@ -6778,8 +6847,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg11;
     { const T b175 = R(101) * V(45); rg11 = -(T(0.2f) * b175); }
     T rg124;
-    { const T b85 = R(55) * V(52); const T b167 = R(97) * V(53); const T b175 = R(101) * V(45); rg124 = (T)((double)-(-b85 - b167 - b175) + ghinv); sing = sing | !(kpp_abs_lu(rg124) >= KppTiny<T>::value); }
+    T rp124;
+    { const T b85 = R(55) * V(52); const T b167 = R(97) * V(53); const T b175 = R(101) * V(45); rg124 = (T)((double)-(-b85 - b167 - b175) + ghinv); sing = sing | !(kpp_abs_lu(rg124) >= KppTiny<T>::value); } rp124 = KPP_RCP(rg124);
     S(89) = rg124;
+    S(348) = rp124;
     T rg439;
     { const T b175 = R(101) * V(45); rg439 = -(T(0.22f) * b175); }
     T rg12;
@@ -6787,8 +6858,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg440;
     { const T b177 = R(102) * V(45); rg440 = -(T(0.31f) * b177); }
     T rg140;
-    { const T b16 = R(16); const T b17 = R(17); const T b101 = R(63) * V(52); const T b157 = R(92) * V(53); rg140 = (T)((double)-(-b16 - b17 - b101 - b157) + ghinv); sing = sing | !(kpp_abs_lu(rg140) >= KppTiny<T>::value); }
+    T rp140;
+    { const T b16 = R(16); const T b17 = R(17); const T b101 = R(63) * V(52); const T b157 = R(92) * V(53); rg140 = (T)((double)-(-b16 - b17 - b101 - b157) + ghinv); sing = sing | !(kpp_abs_lu(rg140) >= KppTiny<T>::value); } rp140 = KPP_RCP(rg140);
     S(105) = rg140;
+    S(351) = rp140;
     T rg245;
     { const T b268 = R(149) * V(50); rg245 = -(b268); }
     T rg441;
@@ -6827,15 +6900,19 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg16;
     { const T b238 = R(133) * V(54); rg16 = -(T(0.5f) * b238); }
     T rg239;
-    { const T b129 = R(78) * V(57); const T b187 = R(107) * V(50); const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); rg239 = (T)((double)-(-b129 - b187 - b214 - b238) + ghinv); sing = sing | !(kpp_abs_lu(rg239) >= KppTiny<T>::value); }
+    T rp239;
+    { const T b129 = R(78) * V(57); const T b187 = R(107) * V(50); const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); rg239 = (T)((double)-(-b129 - b187 - b214 - b238) + ghinv); sing = sing | !(kpp_abs_lu(rg239) >= KppTiny<T>::value); } rp239 = KPP_RCP(rg239);
     S(187) = rg239;
+    S(361) = rp239;
     T rg251;
     { const T b187 = R(107) * V(50); rg251 = -(b187); }
     T rg448;
     { const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); rg448 = -(-b214 + T(0.5f) * b238); }
     T rg252;
-    { const T b13 = R(13); const T b109 = R(67) * V(52); rg252 = (T)((double)-(-b13 - b109) + ghinv); sing = sing | !(kpp_abs_lu(rg252) >= KppTiny<T>::value); }
+    T rp252;
+    { const T b13 = R(13); const T b109 = R(67) * V(52); rg252 = (T)((double)-(-b13 - b109) + ghinv); sing = sing | !(kpp_abs_lu(rg252) >= KppTiny<T>::value); } rp252 = KPP_RCP(rg252);
     S(193) = rg252;
+    S(362) = rp252;
     T rg17;
     { const T b240 = R(134) * V(54); rg17 = -(T(0.5f) * b240); }
     T rg253;
@@ -6976,28 +7053,28 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(160) = V(467) - V(493) - V(522) - V(536) - V(548);
     V(161) = -V(428) - V(482) + V(520) + V(521) + V(522) + V(523) + V(524) + V(525) + V(526) + V(527) + V(529) + V(530) + V(531) + V(558) + V(564);
     V(171) = V(426) + V(429) + V(464) + T(0.5f) * V(481) - V(491) + V(498) + T(0.22f) * V(516) + T(0.31f) * V(517) + T(0.22f) * V(518) - V(519) - T(2.0f) * V(533) - V(534) - V(535) - V(536) - V(537) - V(538) - V(539) - V(540) - V(541) - T(0.5f) * V(542) - V(543) - V(544) - V(545) + T(0.5f) * V(546) + T(0.5f) * V(547) + T(0.5f) * V(548) + T(0.5f) * V(549) + T(0.5f) * V(550) + T(0.5f) * V(551) + T(0.5f) * V(552) + T(0.5f) * V(553) + T(2.0f) * V(554) + V(555) + V(556) + V(557) - V(559) + V(560) - V(565) + V(566) - V(568) + T(0.5f) * V(569);
-    rg238 = -KPP_DIV((-rg238), S(6));
-    rg245 = -KPP_DIV((-rg245), S(113));
-    rg246 = -KPP_DIV((-rg246), S(142));
-    rg247 = -KPP_DIV((-rg247), S(148));
-    rg248 = -KPP_DIV((-rg248), S(154));
-    rg249 = -KPP_DIV((-rg249), S(170));
-    rg250 = -KPP_DIV((-rg250), S(179));
-    rg251 = -KPP_DIV((-rg251), rg239);
-    rg435 = -KPP_DIV((-rg435), S(28));
-    rg436 = -KPP_DIV((-rg436), S(33));
-    rg437 = -KPP_DIV((-rg437), S(45));
-    rg438 = -KPP_DIV((-rg438), S(85));
-    rg441 = -KPP_DIV((-rg441), S(113));
-    rg442 = -KPP_DIV((-rg442), S(142));
-    rg443 = -KPP_DIV((-rg443), S(148));
-    rg444 = -KPP_DIV((-rg444), S(154));
-    rg445 = -KPP_DIV((-rg445), S(162));
-    rg446 = -KPP_DIV((-rg446), S(170));
-    rg447 = -KPP_DIV((-rg447), S(179));
-    rg448 = -KPP_DIV((-rg448), rg239);
-    rg449 = -KPP_DIV((-rg449), S(223));
-    rg452 = -KPP_DIV((-rg452), S(252));
+    rg238 = -KPP_DIVR((-rg238), S(6), S(328));
+    rg245 = -KPP_DIVR((-rg245), S(113), S(352));
+    rg246 = -KPP_DIVR((-rg246), S(142), S(355));
+    rg247 = -KPP_DIVR((-rg247), S(148), S(356));
+    rg248 = -KPP_DIVR((-rg248), S(154), S(357));
+    rg249 = -KPP_DIVR((-rg249), S(170), S(359));
+    rg250 = -KPP_DIVR((-rg250), S(179), S(360));
+    rg251 = -KPP_DIVR((-rg251), rg239, rp239);
+    rg435 = -KPP_DIVR((-rg435), S(28), S(337));
+    rg436 = -KPP_DIVR((-rg436), S(33), S(338));
+    rg437 = -KPP_DIVR((-rg437), S(45), S(341));
+    rg438 = -KPP_DIVR((-rg438), S(85), S(347));
+    rg441 = -KPP_DIVR((-rg441), S(113), S(352));
+    rg442 = -KPP_DIVR((-rg442), S(142), S(355));
+    rg443 = -KPP_DIVR((-rg443), S(148), S(356));
+    rg444 = -KPP_DIVR((-rg444), S(154), S(357));
+    rg445 = -KPP_DIVR((-rg445), S(162), S(358));
+    rg446 = -KPP_DIVR((-rg446), S(170), S(359));
+    rg447 = -KPP_DIVR((-rg447), S(179), S(360));
+    rg448 = -KPP_DIVR((-rg448), rg239, rp239);
+    rg449 = -KPP_DIVR((-rg449), S(223), S(364));
+    rg452 = -KPP_DIVR((-rg452), S(252), S(368));
     rg242 = rg242 + (-rg238) * S(7);
     S(190) = rg242;
     rg258 = rg258 + (-rg245) * S(114);
@@ -7022,16 +7099,16 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rx2 = V(122);
     T rx6;
     rx6 = V(126);
-    S(327) = rx6;
+    S(381) = rx6;
     T rx11;
     rx11 = V(131);
-    S(332) = rx11;
+    S(386) = rx11;
     T rx27;
     rx27 = V(147);
-    S(348) = rx27;
+    S(402) = rx27;
     T rx30;
     rx30 = V(150);
-    S(351) = rx30;
+    S(405) = rx30;
     T rx40;
     rx40 = V(160);
     T rx41;
@@ -7049,18 +7126,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg457 = rg457 + (-rg436) * S(35);
     rg455 = rg455 + (-rg437) * S(46);
     rg451 = rg451 + (-rg438) * S(86);
-    rg439 = -KPP_DIV((-rg439), rg124);
-    rg440 = -KPP_DIV((-rg440), S(93));
+    rg439 = -KPP_DIVR((-rg439), rg124, rp124);
+    rg440 = -KPP_DIVR((-rg440), S(93), S(349));
     rg456 = rg456 + (-rg441) * S(115);
     rg459 = rg459 + (-rg441) * S(118);
     rg462 = rg462 + (-rg443) * S(153);
     rg463 = rg463 + (-rg446) * S(178);
-    rg450 = -KPP_DIV((-rg450), S(229));
+    rg450 = -KPP_DIVR((-rg450), S(229), S(365));
     rg453 = rg453 + (-rg452) * S(253);
     rg454 = rg454 + (-rg452) * S(254);
     rg461 = rg461 + (-rg452) * S(261);
-    rx40 = rx40 - rg238 * S(328);
-    S(361) = rx40;
+    rx40 = rx40 - rg238 * S(382);
+    S(415) = rx40;
     WRFGPU_SPLIT_BARRIER();
     rg258 = rg258 + (-rg247) * S(149);
     rg259 = rg259 + (-rg247) * S(150);
@@ -7077,8 +7154,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg462 = rg462 + (-rg444) * S(161);
     rg463 = rg463 + (-rg450) * S(236);
     rg460 = rg460 + (-rg452) * S(260);
-    rg453 = -KPP_DIV((-rg453), S(264));
-    rg454 = -KPP_DIV((-rg454), S(272));
+    rg453 = -KPP_DIVR((-rg453), S(264), S(369));
+    rg454 = -KPP_DIVR((-rg454), S(272), S(370));
     WRFGPU_SPLIT_BARRIER();
     rg260 = rg260 + (-rg245) * S(116);
     rg258 = rg258 + (-rg248) * S(156);
@@ -7096,8 +7173,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg459 = rg459 + (-rg443) * S(152);
     rg462 = rg462 + (-rg445) * S(169);
     rg460 = rg460 + (-rg454) * S(278);
-    rx41 = rx41 - rg245 * S(352) - rg246 * S(355) - rg247 * S(356) - rg248 * S(357) - rg249 * S(359) - rg250 * S(360) - rg251 * rx40;
-    S(362) = rx41;
+    rx41 = rx41 - rg245 * S(406) - rg246 * S(409) - rg247 * S(410) - rg248 * S(411) - rg249 * S(413) - rg250 * S(414) - rg251 * rx40;
+    S(416) = rx41;
     WRFGPU_SPLIT_BARRIER();
     rg260 = rg260 + (-rg246) * S(145);
     rg258 = rg258 + (-rg249) * S(172);
@@ -7150,7 +7227,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg456 = rg456 + (-rg447) * S(182);
     rg459 = rg459 + (-rg447) * S(185);
     rg462 = rg462 + (-rg449) * S(228);
-    rg451 = -KPP_DIV((-rg451), S(237));
+    rg451 = -KPP_DIVR((-rg451), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg260 = rg260 + (-rg250) * S(183);
     rg457 = rg457 + (-rg443) * S(151);
@@ -7208,10 +7285,12 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg457 = rg457 + (-rg453) * S(267);
     rg457 = rg457 + (-rg454) * S(275);
     WRFGPU_SPLIT_BARRIER();
-    rg455 = -KPP_DIV((-rg455), S(281));
+    rg455 = -KPP_DIVR((-rg455), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
-    rg456 = rg456 + (-rg455) * S(282);
+    T rp456;
+    rg456 = rg456 + (-rg455) * S(282); rp456 = KPP_RCP(rg456);
     S(290) = rg456;
+    S(372) = rp456;
     rg458 = rg458 + (-rg455) * S(284);
     S(292) = rg458;
     rg459 = rg459 + (-rg455) * S(285);
@@ -7224,8 +7303,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(296) = rg462;
     rg463 = rg463 + (-rg455) * S(289);
     S(297) = rg463;
-    rx51 = rx51 - rg435 * S(337) - rg436 * S(338) - rg437 * S(341) - rg438 * S(347) - rg439 * rx27 - rg440 * S(349) - rg441 * S(352) - rg442 * S(355) - rg443 * S(356) - rg444 * S(357) - rg445 * S(358) - rg446 * S(359) - rg447 * S(360) - rg448 * rx40 - rg449 * S(364) - rg450 * S(365) - rg451 * S(366) - rg452 * S(368) - rg453 * S(369) - rg454 * S(370) - rg455 * S(371);
-    S(372) = rx51;
+    rx51 = rx51 - rg435 * S(391) - rg436 * S(392) - rg437 * S(395) - rg438 * S(401) - rg439 * rx27 - rg440 * S(403) - rg441 * S(406) - rg442 * S(409) - rg443 * S(410) - rg444 * S(411) - rg445 * S(412) - rg446 * S(413) - rg447 * S(414) - rg448 * rx40 - rg449 * S(418) - rg450 * S(419) - rg451 * S(420) - rg452 * S(422) - rg453 * S(423) - rg454 * S(424) - rg455 * S(425);
+    S(426) = rx51;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     rg457 = rg457 + (-rg455) * S(283);
@@ -7246,26 +7325,26 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     V(492) = R(77) * V(116) * V(118);
     WRFGPU_SPLIT_BARRIER();
-    rx51 = KPP_DIV(rx51 - rg457 * S(373) - rg458 * S(374) - rg459 * S(375) - rg460 * S(376) - rg461 * S(377) - rg462 * S(378) - rg463 * S(379), rg456);
-    S(372) = rx51;
+    rx51 = KPP_DIVR(rx51 - rg457 * S(427) - rg458 * S(428) - rg459 * S(429) - rg460 * S(430) - rg461 * S(431) - rg462 * S(432) - rg463 * S(433), rg456, rp456);
+    S(426) = rx51;
     WRFGPU_SPLIT_BARRIER();
     V(289) = rx51;
     V(455) = R(40) * V(114) * V(119);
     WRFGPU_SPLIT_BARRIER();
-    rx40 = KPP_DIV(rx40 - rg240 * S(371) - rg241 * rx51 - rg242 * S(373) - rg243 * S(375) - rg244 * S(378), rg239);
-    S(361) = rx40;
+    rx40 = KPP_DIVR(rx40 - rg240 * S(425) - rg241 * rx51 - rg242 * S(427) - rg243 * S(429) - rg244 * S(432), rg239, rp239);
+    S(415) = rx40;
     V(112) = V(51) + (T)a10 * V(289);
     WRFGPU_SPLIT_BARRIER();
-    rx41 = KPP_DIV(rx41 - rg253 * S(364) - rg254 * S(365) - rg255 * S(366) - rg256 * S(369) - rg257 * S(370) - rg258 * S(371) - rg259 * rx51 - rg260 * S(373) - rg261 * S(374) - rg262 * S(375) - rg263 * S(376) - rg264 * S(377) - rg265 * S(378) - rg266 * S(379), rg252);
-    rx30 = KPP_DIV(rx30 - rg141 * S(355) - rg142 * S(365) - rg143 * rx51 - rg144 * S(373) - rg145 * S(374) - rg146 * S(375) - rg147 * S(378), rg140);
-    S(351) = rx30;
-    rx27 = KPP_DIV(rx27 - rg125 * S(366) - rg126 * S(373) - rg127 * S(374), rg124);
-    S(348) = rx27;
-    rx11 = KPP_DIV(rx11 - rg44 * S(365) - rg45 * S(379), rg43);
-    rx6 = KPP_DIV(rx6 - rg34 * S(366), rg33);
+    rx41 = KPP_DIVR(rx41 - rg253 * S(418) - rg254 * S(419) - rg255 * S(420) - rg256 * S(423) - rg257 * S(424) - rg258 * S(425) - rg259 * rx51 - rg260 * S(427) - rg261 * S(428) - rg262 * S(429) - rg263 * S(430) - rg264 * S(431) - rg265 * S(432) - rg266 * S(433), rg252, rp252);
+    rx30 = KPP_DIVR(rx30 - rg141 * S(409) - rg142 * S(419) - rg143 * rx51 - rg144 * S(427) - rg145 * S(428) - rg146 * S(429) - rg147 * S(432), rg140, rp140);
+    S(405) = rx30;
+    rx27 = KPP_DIVR(rx27 - rg125 * S(420) - rg126 * S(427) - rg127 * S(428), rg124, rp124);
+    S(402) = rx27;
+    rx11 = KPP_DIVR(rx11 - rg44 * S(419) - rg45 * S(433), rg43, rp43);
+    rx6 = KPP_DIVR(rx6 - rg34 * S(420), rg33, rp33);
     V(278) = rx40;
     WRFGPU_SPLIT_BARRIER();
-    rx2 = KPP_DIV(rx2 - rg10 * S(347) - rg11 * rx27 - rg12 * S(349) - rg13 * S(357) - rg14 * S(358) - rg15 * S(360) - rg16 * rx40 - rg17 * S(364) - rg18 * S(365) - rg19 * S(366) - rg20 * S(369) - rg21 * S(370) - rg22 * rx51 - rg23 * S(375) - rg24 * S(376) - rg25 * S(377), rg9);
+    rx2 = KPP_DIVR(rx2 - rg10 * S(401) - rg11 * rx27 - rg12 * S(403) - rg13 * S(411) - rg14 * S(412) - rg15 * S(414) - rg16 * rx40 - rg17 * S(418) - rg18 * S(419) - rg19 * S(420) - rg20 * S(423) - rg21 * S(424) - rg22 * rx51 - rg23 * S(429) - rg24 * S(430) - rg25 * S(431), rg9, rp9);
     V(244) = rx6;
     V(249) = rx11;
     V(265) = rx27;
@@ -7307,32 +7386,27 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(230) = V(426) + V(429) + V(464) + T(0.5f) * V(481) - V(491) + V(498) + T(0.22f) * V(516) + T(0.31f) * V(517) + T(0.22f) * V(518) - V(519) - T(2.0f) * V(533) - V(534) - V(535) - V(536) - V(537) - V(538) - V(539) - V(540) - V(541) - T(0.5f) * V(542) - V(543) - V(544) - V(545) + T(0.5f) * V(546) + T(0.5f) * V(547) + T(0.5f) * V(548) + T(0.5f) * V(549) + T(0.5f) * V(550) + T(0.5f) * V(551) + T(0.5f) * V(552) + T(0.5f) * V(553) + T(2.0f) * V(554) + V(555) + V(556) + V(557) - V(559) + V(560) - V(565) + V(566) - V(568) + T(0.5f) * V(569);
     rx2 = V(181) + (T)hc10 * V(240);
     rx6 = V(185) + (T)hc10 * V(244);
-    S(327) = rx6;
+    S(381) = rx6;
     rx11 = V(190) + (T)hc10 * V(249);
-    S(332) = rx11;
+    S(386) = rx11;
     rx27 = V(206) + (T)hc10 * V(265);
-    S(348) = rx27;
+    S(402) = rx27;
     rx30 = V(209) + (T)hc10 * V(268);
-    S(351) = rx30;
+    S(405) = rx30;
     rx41 = V(220) + (T)hc10 * V(279);
-    rx40 = rx40 - rg238 * S(328);
-    S(361) = rx40;
+    rx40 = rx40 - rg238 * S(382);
+    S(415) = rx40;
     WRFGPU_SPLIT_BARRIER();
     rx51 = V(230) + (T)hc10 * V(289);
     WRFGPU_SPLIT_BARRIER();
-    rx41 = rx41 - rg245 * S(352) - rg246 * S(355) - rg247 * S(356) - rg248 * S(357) - rg249 * S(359) - rg250 * S(360) - rg251 * rx40;
-    S(362) = rx41;
+    rx41 = rx41 - rg245 * S(406) - rg246 * S(409) - rg247 * S(410) - rg248 * S(411) - rg249 * S(413) - rg250 * S(414) - rg251 * rx40;
+    S(416) = rx41;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx51 = rx51 - rg435 * S(337) - rg436 * S(338) - rg437 * S(341) - rg438 * S(347) - rg439 * rx27 - rg440 * S(349) - rg441 * S(352) - rg442 * S(355) - rg443 * S(356) - rg444 * S(357) - rg445 * S(358) - rg446 * S(359) - rg447 * S(360) - rg448 * rx40 - rg449 * S(364) - rg450 * S(365) - rg451 * S(366) - rg452 * S(368) - rg453 * S(369) - rg454 * S(370) - rg455 * S(371);
-    S(372) = rx51;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx51 = rx51 - rg435 * S(391) - rg436 * S(392) - rg437 * S(395) - rg438 * S(401) - rg439 * rx27 - rg440 * S(403) - rg441 * S(406) - rg442 * S(409) - rg443 * S(410) - rg444 * S(411) - rg445 * S(412) - rg446 * S(413) - rg447 * S(414) - rg448 * rx40 - rg449 * S(418) - rg450 * S(419) - rg451 * S(420) - rg452 * S(422) - rg453 * S(423) - rg454 * S(424) - rg455 * S(425);
+    S(426) = rx51;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -7342,24 +7416,29 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx51 = KPP_DIV(rx51 - rg457 * S(373) - rg458 * S(374) - rg459 * S(375) - rg460 * S(376) - rg461 * S(377) - rg462 * S(378) - rg463 * S(379), rg456);
-    S(372) = rx51;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx51 = KPP_DIVR(rx51 - rg457 * S(427) - rg458 * S(428) - rg459 * S(429) - rg460 * S(430) - rg461 * S(431) - rg462 * S(432) - rg463 * S(433), rg456, rp456);
+    S(426) = rx51;
     WRFGPU_SPLIT_BARRIER();
     V(348) = rx51;
     WRFGPU_SPLIT_BARRIER();
-    rx40 = KPP_DIV(rx40 - rg240 * S(371) - rg241 * rx51 - rg242 * S(373) - rg243 * S(375) - rg244 * S(378), rg239);
-    S(361) = rx40;
+    rx40 = KPP_DIVR(rx40 - rg240 * S(425) - rg241 * rx51 - rg242 * S(427) - rg243 * S(429) - rg244 * S(432), rg239, rp239);
+    S(415) = rx40;
     WRFGPU_SPLIT_BARRIER();
-    rx41 = KPP_DIV(rx41 - rg253 * S(364) - rg254 * S(365) - rg255 * S(366) - rg256 * S(369) - rg257 * S(370) - rg258 * S(371) - rg259 * rx51 - rg260 * S(373) - rg261 * S(374) - rg262 * S(375) - rg263 * S(376) - rg264 * S(377) - rg265 * S(378) - rg266 * S(379), rg252);
-    rx30 = KPP_DIV(rx30 - rg141 * S(355) - rg142 * S(365) - rg143 * rx51 - rg144 * S(373) - rg145 * S(374) - rg146 * S(375) - rg147 * S(378), rg140);
-    S(351) = rx30;
-    rx27 = KPP_DIV(rx27 - rg125 * S(366) - rg126 * S(373) - rg127 * S(374), rg124);
-    S(348) = rx27;
-    rx11 = KPP_DIV(rx11 - rg44 * S(365) - rg45 * S(379), rg43);
-    rx6 = KPP_DIV(rx6 - rg34 * S(366), rg33);
+    rx41 = KPP_DIVR(rx41 - rg253 * S(418) - rg254 * S(419) - rg255 * S(420) - rg256 * S(423) - rg257 * S(424) - rg258 * S(425) - rg259 * rx51 - rg260 * S(427) - rg261 * S(428) - rg262 * S(429) - rg263 * S(430) - rg264 * S(431) - rg265 * S(432) - rg266 * S(433), rg252, rp252);
+    rx30 = KPP_DIVR(rx30 - rg141 * S(409) - rg142 * S(419) - rg143 * rx51 - rg144 * S(427) - rg145 * S(428) - rg146 * S(429) - rg147 * S(432), rg140, rp140);
+    S(405) = rx30;
+    rx27 = KPP_DIVR(rx27 - rg125 * S(420) - rg126 * S(427) - rg127 * S(428), rg124, rp124);
+    S(402) = rx27;
+    rx11 = KPP_DIVR(rx11 - rg44 * S(419) - rg45 * S(433), rg43, rp43);
+    rx6 = KPP_DIVR(rx6 - rg34 * S(420), rg33, rp33);
     V(337) = rx40;
     WRFGPU_SPLIT_BARRIER();
-    rx2 = KPP_DIV(rx2 - rg10 * S(347) - rg11 * rx27 - rg12 * S(349) - rg13 * S(357) - rg14 * S(358) - rg15 * S(360) - rg16 * rx40 - rg17 * S(364) - rg18 * S(365) - rg19 * S(366) - rg20 * S(369) - rg21 * S(370) - rg22 * rx51 - rg23 * S(375) - rg24 * S(376) - rg25 * S(377), rg9);
+    rx2 = KPP_DIVR(rx2 - rg10 * S(401) - rg11 * rx27 - rg12 * S(403) - rg13 * S(411) - rg14 * S(412) - rg15 * S(414) - rg16 * rx40 - rg17 * S(418) - rg18 * S(419) - rg19 * S(420) - rg20 * S(423) - rg21 * S(424) - rg22 * rx51 - rg23 * S(429) - rg24 * S(430) - rg25 * S(431), rg9, rp9);
     V(303) = rx6;
     V(308) = rx11;
     V(324) = rx27;
@@ -7368,31 +7447,29 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     V(299) = rx2;
     rx6 = V(185) + (T)hc20 * V(244) + (T)hc21 * V(303);
-    S(327) = rx6;
+    S(381) = rx6;
     rx11 = V(190) + (T)hc20 * V(249) + (T)hc21 * V(308);
-    S(332) = rx11;
+    S(386) = rx11;
     rx27 = V(206) + (T)hc20 * V(265) + (T)hc21 * V(324);
-    S(348) = rx27;
+    S(402) = rx27;
     rx30 = V(209) + (T)hc20 * V(268) + (T)hc21 * V(327);
-    S(351) = rx30;
+    S(405) = rx30;
     rx40 = V(219) + (T)hc20 * V(278) + (T)hc21 * V(337);
     rx41 = V(220) + (T)hc20 * V(279) + (T)hc21 * V(338);
     rx51 = V(230) + (T)hc20 * V(289) + (T)hc21 * V(348);
     WRFGPU_SPLIT_BARRIER();
     rx2 = V(181) + (T)hc20 * V(240) + (T)hc21 * V(299);
-    rx40 = rx40 - rg238 * S(328);
-    S(361) = rx40;
+    rx40 = rx40 - rg238 * S(382);
+    S(415) = rx40;
     WRFGPU_SPLIT_BARRIER();
-    rx41 = rx41 - rg245 * S(352) - rg246 * S(355) - rg247 * S(356) - rg248 * S(357) - rg249 * S(359) - rg250 * S(360) - rg251 * rx40;
-    S(362) = rx41;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx41 = rx41 - rg245 * S(406) - rg246 * S(409) - rg247 * S(410) - rg248 * S(411) - rg249 * S(413) - rg250 * S(414) - rg251 * rx40;
+    S(416) = rx41;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx51 = rx51 - rg435 * S(337) - rg436 * S(338) - rg437 * S(341) - rg438 * S(347) - rg439 * rx27 - rg440 * S(349) - rg441 * S(352) - rg442 * S(355) - rg443 * S(356) - rg444 * S(357) - rg445 * S(358) - rg446 * S(359) - rg447 * S(360) - rg448 * rx40 - rg449 * S(364) - rg450 * S(365) - rg451 * S(366) - rg452 * S(368) - rg453 * S(369) - rg454 * S(370) - rg455 * S(371);
-    S(372) = rx51;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
+    rx51 = rx51 - rg435 * S(391) - rg436 * S(392) - rg437 * S(395) - rg438 * S(401) - rg439 * rx27 - rg440 * S(403) - rg441 * S(406) - rg442 * S(409) - rg443 * S(410) - rg444 * S(411) - rg445 * S(412) - rg446 * S(413) - rg447 * S(414) - rg448 * rx40 - rg449 * S(418) - rg450 * S(419) - rg451 * S(420) - rg452 * S(422) - rg453 * S(423) - rg454 * S(424) - rg455 * S(425);
+    S(426) = rx51;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -7405,25 +7482,27 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx51 = KPP_DIV(rx51 - rg457 * S(373) - rg458 * S(374) - rg459 * S(375) - rg460 * S(376) - rg461 * S(377) - rg462 * S(378) - rg463 * S(379), rg456);
-    S(372) = rx51;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx51 = KPP_DIVR(rx51 - rg457 * S(427) - rg458 * S(428) - rg459 * S(429) - rg460 * S(430) - rg461 * S(431) - rg462 * S(432) - rg463 * S(433), rg456, rp456);
+    S(426) = rx51;
     WRFGPU_SPLIT_BARRIER();
     V(407) = rx51;
     WRFGPU_SPLIT_BARRIER();
-    rx40 = KPP_DIV(rx40 - rg240 * S(371) - rg241 * rx51 - rg242 * S(373) - rg243 * S(375) - rg244 * S(378), rg239);
-    S(361) = rx40;
+    rx40 = KPP_DIVR(rx40 - rg240 * S(425) - rg241 * rx51 - rg242 * S(427) - rg243 * S(429) - rg244 * S(432), rg239, rp239);
+    S(415) = rx40;
     { const T yi = V(51); T yn = yi + (T)m0 * V(289) + (T)m1 * V(348) + (T)m2 * V(407); T ye = T(0) + (T)e0 * V(289) + (T)e1 * V(348) + (T)e2 * V(407); V(112) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(622) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx41 = KPP_DIV(rx41 - rg253 * S(364) - rg254 * S(365) - rg255 * S(366) - rg256 * S(369) - rg257 * S(370) - rg258 * S(371) - rg259 * rx51 - rg260 * S(373) - rg261 * S(374) - rg262 * S(375) - rg263 * S(376) - rg264 * S(377) - rg265 * S(378) - rg266 * S(379), rg252);
-    rx30 = KPP_DIV(rx30 - rg141 * S(355) - rg142 * S(365) - rg143 * rx51 - rg144 * S(373) - rg145 * S(374) - rg146 * S(375) - rg147 * S(378), rg140);
-    S(351) = rx30;
-    rx27 = KPP_DIV(rx27 - rg125 * S(366) - rg126 * S(373) - rg127 * S(374), rg124);
-    S(348) = rx27;
-    rx11 = KPP_DIV(rx11 - rg44 * S(365) - rg45 * S(379), rg43);
-    rx6 = KPP_DIV(rx6 - rg34 * S(366), rg33);
+    rx41 = KPP_DIVR(rx41 - rg253 * S(418) - rg254 * S(419) - rg255 * S(420) - rg256 * S(423) - rg257 * S(424) - rg258 * S(425) - rg259 * rx51 - rg260 * S(427) - rg261 * S(428) - rg262 * S(429) - rg263 * S(430) - rg264 * S(431) - rg265 * S(432) - rg266 * S(433), rg252, rp252);
+    rx30 = KPP_DIVR(rx30 - rg141 * S(409) - rg142 * S(419) - rg143 * rx51 - rg144 * S(427) - rg145 * S(428) - rg146 * S(429) - rg147 * S(432), rg140, rp140);
+    S(405) = rx30;
+    rx27 = KPP_DIVR(rx27 - rg125 * S(420) - rg126 * S(427) - rg127 * S(428), rg124, rp124);
+    S(402) = rx27;
+    rx11 = KPP_DIVR(rx11 - rg44 * S(419) - rg45 * S(433), rg43, rp43);
+    rx6 = KPP_DIVR(rx6 - rg34 * S(420), rg33, rp33);
     V(396) = rx40;
     WRFGPU_SPLIT_BARRIER();
-    rx2 = KPP_DIV(rx2 - rg10 * S(347) - rg11 * rx27 - rg12 * S(349) - rg13 * S(357) - rg14 * S(358) - rg15 * S(360) - rg16 * rx40 - rg17 * S(364) - rg18 * S(365) - rg19 * S(366) - rg20 * S(369) - rg21 * S(370) - rg22 * rx51 - rg23 * S(375) - rg24 * S(376) - rg25 * S(377), rg9);
+    rx2 = KPP_DIVR(rx2 - rg10 * S(401) - rg11 * rx27 - rg12 * S(403) - rg13 * S(411) - rg14 * S(412) - rg15 * S(414) - rg16 * rx40 - rg17 * S(418) - rg18 * S(419) - rg19 * S(420) - rg20 * S(423) - rg21 * S(424) - rg22 * rx51 - rg23 * S(429) - rg24 * S(430) - rg25 * S(431), rg9, rp9);
     V(362) = rx6;
     V(367) = rx11;
     V(383) = rx27;
@@ -7486,13 +7565,17 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg586;
     { const T b75 = R(50) * V(52); rg586 = -(b75); }
     T rg35;
-    { const T b79 = R(52) * V(52); rg35 = (T)((double)-(-b79) + ghinv); sing = sing | !(kpp_abs_lu(rg35) >= KppTiny<T>::value); }
+    T rp35;
+    { const T b79 = R(52) * V(52); rg35 = (T)((double)-(-b79) + ghinv); sing = sing | !(kpp_abs_lu(rg35) >= KppTiny<T>::value); } rp35 = KPP_RCP(rg35);
     S(6) = rg35;
+    S(328) = rp35;
     T rg298;
     { const T b81 = R(53) * V(52); rg298 = -(b81); }
     T rg46;
-    { const T b3 = R(3); rg46 = (T)((double)-(-b3) + ghinv); sing = sing | !(kpp_abs_lu(rg46) >= KppTiny<T>::value); }
+    T rp46;
+    { const T b3 = R(3); rg46 = (T)((double)-(-b3) + ghinv); sing = sing | !(kpp_abs_lu(rg46) >= KppTiny<T>::value); } rp46 = KPP_RCP(rg46);
     S(17) = rg46;
+    S(333) = rp46;
     T rg511;
     { const T b59 = R(41); rg511 = -(b59); }
     T rg156;
@@ -7516,8 +7599,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg518;
     { const T b167 = R(97) * V(53); rg518 = -(-b167); }
     T rg128;
-    { const T b87 = R(56) * V(52); const T b169 = R(98) * V(53); const T b177 = R(102) * V(45); rg128 = (T)((double)-(-b87 - b169 - b177) + ghinv); sing = sing | !(kpp_abs_lu(rg128) >= KppTiny<T>::value); }
+    T rp128;
+    { const T b87 = R(56) * V(52); const T b169 = R(98) * V(53); const T b177 = R(102) * V(45); rg128 = (T)((double)-(-b87 - b169 - b177) + ghinv); sing = sing | !(kpp_abs_lu(rg128) >= KppTiny<T>::value); } rp128 = KPP_RCP(rg128);
     S(93) = rg128;
+    S(349) = rp128;
     T rg157;
     { const T b177 = R(102) * V(45); rg157 = -(T(0.1f) * b177); }
     T rg519;
@@ -7527,8 +7612,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg521;
     { const T b157 = R(92) * V(53); rg521 = -(-b157); }
     T rg158;
-    { const T b15 = R(15); const T b99 = R(62) * V(52); rg158 = (T)((double)-(-b15 - b99) + ghinv); sing = sing | !(kpp_abs_lu(rg158) >= KppTiny<T>::value); }
+    T rp158;
+    { const T b15 = R(15); const T b99 = R(62) * V(52); rg158 = (T)((double)-(-b15 - b99) + ghinv); sing = sing | !(kpp_abs_lu(rg158) >= KppTiny<T>::value); } rp158 = KPP_RCP(rg158);
     S(120) = rg158;
+    S(353) = rp158;
     T rg587;
     { const T b15 = R(15); rg587 = -(b15); }
     T rg522;
@@ -7538,8 +7625,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg524;
     { rg524 = -(T(0)); }
     T rg196;
-    { const T b135 = R(81) * V(57); const T b193 = R(110) * V(50); const T b220 = R(124) * V(51); const T b244 = R(136) * V(54); rg196 = (T)((double)-(-b135 - b193 - b220 - b244) + ghinv); sing = sing | !(kpp_abs_lu(rg196) >= KppTiny<T>::value); }
+    T rp196;
+    { const T b135 = R(81) * V(57); const T b193 = R(110) * V(50); const T b220 = R(124) * V(51); const T b244 = R(136) * V(54); rg196 = (T)((double)-(-b135 - b193 - b220 - b244) + ghinv); sing = sing | !(kpp_abs_lu(rg196) >= KppTiny<T>::value); } rp196 = KPP_RCP(rg196);
     S(154) = rg196;
+    S(357) = rp196;
     T rg159;
     { const T b129 = R(78) * V(57); const T b214 = R(121) * V(51); const T b238 = R(133) * V(54); rg159 = -(T(0.69f) * b129 + T(0.75f) * b214 + T(0.86f) * b238); }
     S(121) = rg159;
@@ -7551,8 +7640,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     { const T b131 = R(79) * V(57); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); rg160 = -(T(1.06f) * b131 + T(1.39f) * b216 + T(0.9f) * b240); }
     S(122) = rg160;
     T rg299;
-    { const T b131 = R(79) * V(57); const T b189 = R(108) * V(50); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); rg299 = (T)((double)-(-b131 - b189 - b216 - b240) + ghinv); sing = sing | !(kpp_abs_lu(rg299) >= KppTiny<T>::value); }
+    T rp299;
+    { const T b131 = R(79) * V(57); const T b189 = R(108) * V(50); const T b216 = R(122) * V(51); const T b240 = R(134) * V(54); rg299 = (T)((double)-(-b131 - b189 - b216 - b240) + ghinv); sing = sing | !(kpp_abs_lu(rg299) >= KppTiny<T>::value); } rp299 = KPP_RCP(rg299);
     S(223) = rg299;
+    S(364) = rp299;
     T rg526;
     { rg526 = -(T(0)); }
     T rg589;
@@ -7692,22 +7783,22 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(163) = V(468) - V(494) - V(523) - V(537) - V(549);
     V(173) = T(0.35f) * V(420) - V(421) - V(422) + V(451) - V(452) - V(453) - V(454) - V(455) + V(456) + V(459) + V(484) - V(505) - V(506) - V(507) - V(508) - V(509) - V(510) - V(511) - V(512) - V(513) - V(514);
     V(176) = V(430) + V(465) - V(502) - V(520) - V(534) - V(546);
-    rg156 = -KPP_DIV((-rg156), S(26));
-    rg157 = -KPP_DIV((-rg157), rg128);
-    rg194 = -KPP_DIV((-rg194), S(85));
-    rg195 = -KPP_DIV((-rg195), S(89));
-    rg298 = -KPP_DIV((-rg298), S(8));
-    rg511 = -KPP_DIV((-rg511), S(23));
-    rg512 = -KPP_DIV((-rg512), S(41));
-    rg513 = -KPP_DIV((-rg513), S(49));
-    rg514 = -KPP_DIV((-rg514), S(52));
-    rg515 = -KPP_DIV((-rg515), S(56));
-    rg516 = -KPP_DIV((-rg516), S(60));
-    rg517 = -KPP_DIV((-rg517), S(85));
-    rg518 = -KPP_DIV((-rg518), S(89));
-    rg519 = -KPP_DIV((-rg519), rg128);
-    rg586 = -KPP_DIV((-rg586), S(2));
-    rg587 = -KPP_DIV((-rg587), rg158);
+    rg156 = -KPP_DIVR((-rg156), S(26), S(336));
+    rg157 = -KPP_DIVR((-rg157), rg128, rp128);
+    rg194 = -KPP_DIVR((-rg194), S(85), S(347));
+    rg195 = -KPP_DIVR((-rg195), S(89), S(348));
+    rg298 = -KPP_DIVR((-rg298), S(8), S(329));
+    rg511 = -KPP_DIVR((-rg511), S(23), S(335));
+    rg512 = -KPP_DIVR((-rg512), S(41), S(340));
+    rg513 = -KPP_DIVR((-rg513), S(49), S(342));
+    rg514 = -KPP_DIVR((-rg514), S(52), S(343));
+    rg515 = -KPP_DIVR((-rg515), S(56), S(344));
+    rg516 = -KPP_DIVR((-rg516), S(60), S(345));
+    rg517 = -KPP_DIVR((-rg517), S(85), S(347));
+    rg518 = -KPP_DIVR((-rg518), S(89), S(348));
+    rg519 = -KPP_DIVR((-rg519), rg128, rp128);
+    rg586 = -KPP_DIVR((-rg586), S(2), S(326));
+    rg587 = -KPP_DIVR((-rg587), rg158, rp158);
     rg165 = rg165 + (-rg156) * S(27);
     rg161 = rg161 + (-rg157) * rg129;
     S(123) = rg161;
@@ -7740,13 +7831,13 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg600 = rg600 + (-rg587) * rg169;
     T rx7;
     rx7 = V(127);
-    S(328) = rx7;
+    S(382) = rx7;
     T rx12;
     rx12 = V(132);
-    S(333) = rx12;
+    S(387) = rx12;
     T rx28;
     rx28 = V(148);
-    S(349) = rx28;
+    S(403) = rx28;
     T rx32;
     rx32 = V(152);
     T rx36;
@@ -7770,23 +7861,23 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg535 = rg535 + (-rg513) * S(51);
     rg532 = rg532 + (-rg516) * S(66);
     rg528 = rg528 + (-rg517) * S(86);
-    rg520 = -KPP_DIV((-rg520), S(97));
-    rg521 = -KPP_DIV((-rg521), S(105));
-    rg522 = -KPP_DIV((-rg522), S(132));
-    rg525 = -KPP_DIV((-rg525), S(208));
-    rg529 = -KPP_DIV((-rg529), S(252));
+    rg520 = -KPP_DIVR((-rg520), S(97), S(350));
+    rg521 = -KPP_DIVR((-rg521), S(105), S(351));
+    rg522 = -KPP_DIVR((-rg522), S(132), S(354));
+    rg525 = -KPP_DIVR((-rg525), S(208), S(363));
+    rg529 = -KPP_DIVR((-rg529), S(252), S(368));
     rg590 = rg590 + (-rg587) * rg161;
     rg596 = rg596 + (-rg587) * rg166;
-    rg588 = -KPP_DIV((-rg588), S(187));
-    rg589 = -KPP_DIV((-rg589), rg299);
-    rg591 = -KPP_DIV((-rg591), S(243));
-    rg592 = -KPP_DIV((-rg592), S(264));
-    rx32 = rx32 - rg156 * S(336) - rg157 * rx28;
-    S(353) = rx32;
-    rx36 = rx36 - rg194 * S(347) - rg195 * S(348);
-    S(357) = rx36;
-    rx43 = rx43 - rg298 * S(329);
-    S(364) = rx43;
+    rg588 = -KPP_DIVR((-rg588), S(187), S(361));
+    rg589 = -KPP_DIVR((-rg589), rg299, rp299);
+    rg591 = -KPP_DIVR((-rg591), S(243), S(367));
+    rg592 = -KPP_DIVR((-rg592), S(264), S(369));
+    rx32 = rx32 - rg156 * S(390) - rg157 * rx28;
+    S(407) = rx32;
+    rx36 = rx36 - rg194 * S(401) - rg195 * S(402);
+    S(411) = rx36;
+    rx43 = rx43 - rg298 * S(383);
+    S(418) = rx43;
     WRFGPU_SPLIT_BARRIER();
     rg534 = rg534 + (-rg513) * S(50);
     rg540 = rg540 + (-rg514) * S(55);
@@ -7821,7 +7912,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg524 = rg524 + (-rg522) * S(134);
     rg527 = rg527 + (-rg522) * S(135);
     rg531 = rg531 + (-rg525) * S(213);
-    rg526 = -KPP_DIV((-rg526), rg299);
+    rg526 = -KPP_DIVR((-rg526), rg299, rp299);
     rg530 = rg530 + (-rg529) * S(253);
     rg537 = rg537 + (-rg529) * S(260);
     rg538 = rg538 + (-rg529) * S(261);
@@ -7837,20 +7928,20 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg533 = rg533 + (-rg522) * S(137);
     rg536 = rg536 + (-rg522) * S(140);
     rg539 = rg539 + (-rg522) * S(141);
-    rg524 = -KPP_DIV((-rg524), S(148));
+    rg524 = -KPP_DIVR((-rg524), S(148), S(356));
     rg527 = rg527 + (-rg525) * S(210);
     rg540 = rg540 + (-rg525) * S(222);
     rg531 = rg531 + (-rg529) * S(254);
-    rg530 = -KPP_DIV((-rg530), S(264));
+    rg530 = -KPP_DIVR((-rg530), S(264), S(369));
     rg595 = rg595 + (-rg589) * rg302;
     rg594 = rg594 + (-rg591) * S(245);
     rg597 = rg597 + (-rg591) * S(248);
     WRFGPU_SPLIT_BARRIER();
     rg534 = rg534 + (-rg516) * S(67);
     rg535 = rg535 + (-rg518) * S(92);
-    rg523 = -KPP_DIV((-rg523), S(142));
-    rg527 = -KPP_DIV((-rg527), S(229));
-    rg531 = -KPP_DIV((-rg531), S(272));
+    rg523 = -KPP_DIVR((-rg523), S(142), S(355));
+    rg527 = -KPP_DIVR((-rg527), S(229), S(365));
+    rg531 = -KPP_DIVR((-rg531), S(272), S(370));
     rg594 = rg594 + (-rg592) * S(266);
     rg597 = rg597 + (-rg592) * S(269);
     WRFGPU_SPLIT_BARRIER();
@@ -7862,7 +7953,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg539 = rg539 + (-rg523) * S(147);
     rg540 = rg540 + (-rg527) * S(236);
     rg537 = rg537 + (-rg531) * S(278);
-    rg590 = -KPP_DIV((-rg590), S(237));
+    rg590 = -KPP_DIVR((-rg590), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg534 = rg534 + (-rg518) * S(91);
     rg535 = rg535 + (-rg520) * S(102);
@@ -7879,7 +7970,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     rg534 = rg534 + (-rg519) * rg130;
     rg535 = rg535 + (-rg521) * S(110);
-    rg528 = -KPP_DIV((-rg528), S(237));
+    rg528 = -KPP_DIVR((-rg528), S(237), S(366));
     rg593 = rg593 + (-rg591) * S(244);
     rg595 = rg595 + (-rg591) * S(246);
     rg596 = rg596 + (-rg591) * S(247);
@@ -7944,8 +8035,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg534 = rg534 + (-rg529) * S(257);
     WRFGPU_SPLIT_BARRIER();
     rg534 = rg534 + (-rg530) * S(267);
-    rg532 = -KPP_DIV((-rg532), S(281));
-    rg593 = -KPP_DIV((-rg593), S(281));
+    rg532 = -KPP_DIVR((-rg532), S(281), S(371));
+    rg593 = -KPP_DIVR((-rg593), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
     rg534 = rg534 + (-rg531) * S(275);
     rg533 = rg533 + (-rg532) * S(282);
@@ -7963,8 +8054,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg600 = rg600 + (-rg593) * S(288);
     rg601 = rg601 + (-rg593) * S(289);
     WRFGPU_SPLIT_BARRIER();
-    rg533 = -KPP_DIV((-rg533), S(290));
-    rg594 = -KPP_DIV((-rg594), S(290));
+    rg533 = -KPP_DIVR((-rg533), S(290), S(372));
+    rg594 = -KPP_DIVR((-rg594), S(290), S(372));
     rg535 = rg535 + (-rg533) * S(292);
     rg536 = rg536 + (-rg533) * S(293);
     rg537 = rg537 + (-rg533) * S(294);
@@ -7984,10 +8075,12 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg534 = rg534 + (-rg533) * S(291);
     rg595 = rg595 + (-rg594) * S(291);
     WRFGPU_SPLIT_BARRIER();
-    rg534 = -KPP_DIV((-rg534), S(298));
-    rg595 = -KPP_DIV((-rg595), S(298));
-    rg535 = rg535 + (-rg534) * S(299);
+    rg534 = -KPP_DIVR((-rg534), S(298), S(373));
+    rg595 = -KPP_DIVR((-rg595), S(298), S(373));
+    T rp535;
+    rg535 = rg535 + (-rg534) * S(299); rp535 = KPP_RCP(rg535);
     S(305) = rg535;
+    S(374) = rp535;
     rg536 = rg536 + (-rg534) * S(300);
     S(306) = rg536;
     rg537 = rg537 + (-rg534) * S(301);
@@ -8004,65 +8097,67 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg599 = rg599 + (-rg595) * S(302);
     rg600 = rg600 + (-rg595) * S(303);
     rg601 = rg601 + (-rg595) * S(304);
-    rx53 = rx53 - rg511 * S(335) - rg512 * S(340) - rg513 * S(342) - rg514 * S(343) - rg515 * S(344) - rg516 * S(345) - rg517 * S(347) - rg518 * S(348) - rg519 * rx28 - rg520 * S(350) - rg521 * S(351) - rg522 * S(354) - rg523 * S(355) - rg524 * S(356) - rg525 * S(363) - rg526 * rx43 - rg527 * S(365) - rg528 * S(366) - rg529 * S(368) - rg530 * S(369) - rg531 * S(370) - rg532 * S(371) - rg533 * S(372) - rg534 * S(373);
-    S(374) = rx53;
+    rx53 = rx53 - rg511 * S(389) - rg512 * S(394) - rg513 * S(396) - rg514 * S(397) - rg515 * S(398) - rg516 * S(399) - rg517 * S(401) - rg518 * S(402) - rg519 * rx28 - rg520 * S(404) - rg521 * S(405) - rg522 * S(408) - rg523 * S(409) - rg524 * S(410) - rg525 * S(417) - rg526 * rx43 - rg527 * S(419) - rg528 * S(420) - rg529 * S(422) - rg530 * S(423) - rg531 * S(424) - rg532 * S(425) - rg533 * S(426) - rg534 * S(427);
+    S(428) = rx53;
     WRFGPU_SPLIT_BARRIER();
-    rg596 = -KPP_DIV((-rg596), rg535);
+    rg596 = -KPP_DIVR((-rg596), rg535, rp535);
     rg597 = rg597 + (-rg596) * rg536;
     rg598 = rg598 + (-rg596) * rg537;
     rg599 = rg599 + (-rg596) * rg538;
     rg600 = rg600 + (-rg596) * rg539;
     rg601 = rg601 + (-rg596) * rg540;
     WRFGPU_SPLIT_BARRIER();
-    rg597 = -KPP_DIV((-rg597), S(311));
+    rg597 = -KPP_DIVR((-rg597), S(311), S(375));
     rg598 = rg598 + (-rg597) * S(312);
     rg599 = rg599 + (-rg597) * S(313);
     rg600 = rg600 + (-rg597) * S(314);
     rg601 = rg601 + (-rg597) * S(315);
     WRFGPU_SPLIT_BARRIER();
-    rg598 = -KPP_DIV((-rg598), S(316));
-    rg599 = rg599 + (-rg598) * S(317);
+    rg598 = -KPP_DIVR((-rg598), S(316), S(376));
+    T rp599;
+    rg599 = rg599 + (-rg598) * S(317); rp599 = KPP_RCP(rg599);
     S(320) = rg599;
+    S(377) = rp599;
     rg600 = rg600 + (-rg598) * S(318);
     S(321) = rg600;
     rg601 = rg601 + (-rg598) * S(319);
     S(322) = rg601;
-    rx56 = rx56 - rg586 * S(326) - rg587 * rx32 - rg588 * S(361) - rg589 * rx43 - rg590 * S(366) - rg591 * S(367) - rg592 * S(369) - rg593 * S(371) - rg594 * S(372) - rg595 * S(373) - rg596 * rx53 - rg597 * S(375) - rg598 * S(376);
-    S(377) = rx56;
+    rx56 = rx56 - rg586 * S(380) - rg587 * rx32 - rg588 * S(415) - rg589 * rx43 - rg590 * S(420) - rg591 * S(421) - rg592 * S(423) - rg593 * S(425) - rg594 * S(426) - rg595 * S(427) - rg596 * rx53 - rg597 * S(429) - rg598 * S(430);
+    S(431) = rx56;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx56 = KPP_DIV(rx56 - rg600 * S(378) - rg601 * S(379), rg599);
-    S(377) = rx56;
+    rx56 = KPP_DIVR(rx56 - rg600 * S(432) - rg601 * S(433), rg599, rp599);
+    S(431) = rx56;
     WRFGPU_SPLIT_BARRIER();
     V(294) = rx56;
     WRFGPU_SPLIT_BARRIER();
     V(117) = V(56) + (T)a10 * V(294);
     WRFGPU_SPLIT_BARRIER();
-    rx53 = KPP_DIV(rx53 - rg536 * S(375) - rg537 * S(376) - rg538 * rx56 - rg539 * S(378) - rg540 * S(379), rg535);
-    S(374) = rx53;
+    rx53 = KPP_DIVR(rx53 - rg536 * S(429) - rg537 * S(430) - rg538 * rx56 - rg539 * S(432) - rg540 * S(433), rg535, rp535);
+    S(428) = rx53;
     WRFGPU_SPLIT_BARRIER();
     V(291) = rx53;
     WRFGPU_SPLIT_BARRIER();
-    rx12 = KPP_DIV(rx12 - rg47 * S(373) - rg48 * S(378), rg46);
-    rx7 = KPP_DIV(rx7 - rg36 * S(373), rg35);
+    rx12 = KPP_DIVR(rx12 - rg47 * S(427) - rg48 * S(432), rg46, rp46);
+    rx7 = KPP_DIVR(rx7 - rg36 * S(427), rg35, rp35);
     V(114) = V(53) + (T)a10 * V(291);
     WRFGPU_SPLIT_BARRIER();
     V(245) = rx7;
     V(250) = rx12;
     V(421) = R(6) * V(114);
     WRFGPU_SPLIT_BARRIER();
-    rx43 = KPP_DIV(rx43 - rg300 * S(371) - rg301 * S(372) - rg302 * S(373) - rg303 * S(375) - rg304 * S(378), rg299);
-    S(364) = rx43;
+    rx43 = KPP_DIVR(rx43 - rg300 * S(425) - rg301 * S(426) - rg302 * S(427) - rg303 * S(429) - rg304 * S(432), rg299, rp299);
+    S(418) = rx43;
     V(68) = V(7) + (T)a10 * V(245);
     V(73) = V(12) + (T)a10 * V(250);
     WRFGPU_SPLIT_BARRIER();
-    rx36 = KPP_DIV(rx36 - rg197 * S(366) - rg198 * S(371) - rg199 * S(372) - rg200 * S(373) - rg201 * rx53 - rg202 * S(375) - rg203 * S(378), rg196);
-    S(357) = rx36;
-    rx32 = KPP_DIV(rx32 - rg159 * S(361) - rg160 * rx43 - rg161 * S(366) - rg162 * S(367) - rg163 * S(369) - rg164 * S(372) - rg165 * S(373) - rg166 * rx53 - rg167 * S(375) - rg168 * S(376) - rg169 * S(378), rg158);
-    rx28 = KPP_DIV(rx28 - rg129 * S(366) - rg130 * S(373) - rg131 * rx53, rg128);
-    S(349) = rx28;
+    rx36 = KPP_DIVR(rx36 - rg197 * S(420) - rg198 * S(425) - rg199 * S(426) - rg200 * S(427) - rg201 * rx53 - rg202 * S(429) - rg203 * S(432), rg196, rp196);
+    S(411) = rx36;
+    rx32 = KPP_DIVR(rx32 - rg159 * S(415) - rg160 * rx43 - rg161 * S(420) - rg162 * S(421) - rg163 * S(423) - rg164 * S(426) - rg165 * S(427) - rg166 * rx53 - rg167 * S(429) - rg168 * S(430) - rg169 * S(432), rg158, rp158);
+    rx28 = KPP_DIVR(rx28 - rg129 * S(420) - rg130 * S(427) - rg131 * rx53, rg128, rp128);
+    S(403) = rx28;
     V(281) = rx43;
     WRFGPU_SPLIT_BARRIER();
     V(266) = rx28;
@@ -8084,9 +8179,9 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(529) = R(114) * V(95) * V(111);
     V(441) = R(26) * V(106) * V(113);
     rx7 = V(186) + (T)hc10 * V(245);
-    S(328) = rx7;
+    S(382) = rx7;
     rx12 = V(191) + (T)hc10 * V(250);
-    S(333) = rx12;
+    S(387) = rx12;
     WRFGPU_SPLIT_BARRIER();
     V(550) = R(135) * V(100) * V(115);
     V(437) = R(22) * V(79) * V(119);
@@ -8106,18 +8201,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     V(232) = T(0.35f) * V(420) - V(421) - V(422) + V(451) - V(452) - V(453) - V(454) - V(455) + V(456) + V(459) + V(484) - V(505) - V(506) - V(507) - V(508) - V(509) - V(510) - V(511) - V(512) - V(513) - V(514);
     rx28 = V(207) + (T)hc10 * V(266);
-    S(349) = rx28;
+    S(403) = rx28;
     rx32 = V(211) + (T)hc10 * V(270);
     rx36 = V(215) + (T)hc10 * V(274);
     rx56 = V(235) + (T)hc10 * V(294);
-    rx43 = rx43 - rg298 * S(329);
-    S(364) = rx43;
+    rx43 = rx43 - rg298 * S(383);
+    S(418) = rx43;
     WRFGPU_SPLIT_BARRIER();
     rx53 = V(232) + (T)hc10 * V(291);
-    rx32 = rx32 - rg156 * S(336) - rg157 * rx28;
-    S(353) = rx32;
-    rx36 = rx36 - rg194 * S(347) - rg195 * S(348);
-    S(357) = rx36;
+    rx32 = rx32 - rg156 * S(390) - rg157 * rx28;
+    S(407) = rx32;
+    rx36 = rx36 - rg194 * S(401) - rg195 * S(402);
+    S(411) = rx36;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -8125,46 +8220,46 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx53 = rx53 - rg511 * S(335) - rg512 * S(340) - rg513 * S(342) - rg514 * S(343) - rg515 * S(344) - rg516 * S(345) - rg517 * S(347) - rg518 * S(348) - rg519 * rx28 - rg520 * S(350) - rg521 * S(351) - rg522 * S(354) - rg523 * S(355) - rg524 * S(356) - rg525 * S(363) - rg526 * rx43 - rg527 * S(365) - rg528 * S(366) - rg529 * S(368) - rg530 * S(369) - rg531 * S(370) - rg532 * S(371) - rg533 * S(372) - rg534 * S(373);
-    S(374) = rx53;
+    rx53 = rx53 - rg511 * S(389) - rg512 * S(394) - rg513 * S(396) - rg514 * S(397) - rg515 * S(398) - rg516 * S(399) - rg517 * S(401) - rg518 * S(402) - rg519 * rx28 - rg520 * S(404) - rg521 * S(405) - rg522 * S(408) - rg523 * S(409) - rg524 * S(410) - rg525 * S(417) - rg526 * rx43 - rg527 * S(419) - rg528 * S(420) - rg529 * S(422) - rg530 * S(423) - rg531 * S(424) - rg532 * S(425) - rg533 * S(426) - rg534 * S(427);
+    S(428) = rx53;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx56 = rx56 - rg586 * S(326) - rg587 * rx32 - rg588 * S(361) - rg589 * rx43 - rg590 * S(366) - rg591 * S(367) - rg592 * S(369) - rg593 * S(371) - rg594 * S(372) - rg595 * S(373) - rg596 * rx53 - rg597 * S(375) - rg598 * S(376);
-    S(377) = rx56;
+    rx56 = rx56 - rg586 * S(380) - rg587 * rx32 - rg588 * S(415) - rg589 * rx43 - rg590 * S(420) - rg591 * S(421) - rg592 * S(423) - rg593 * S(425) - rg594 * S(426) - rg595 * S(427) - rg596 * rx53 - rg597 * S(429) - rg598 * S(430);
+    S(431) = rx56;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx56 = KPP_DIV(rx56 - rg600 * S(378) - rg601 * S(379), rg599);
-    S(377) = rx56;
+    rx56 = KPP_DIVR(rx56 - rg600 * S(432) - rg601 * S(433), rg599, rp599);
+    S(431) = rx56;
     WRFGPU_SPLIT_BARRIER();
     V(353) = rx56;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx53 = KPP_DIV(rx53 - rg536 * S(375) - rg537 * S(376) - rg538 * rx56 - rg539 * S(378) - rg540 * S(379), rg535);
-    S(374) = rx53;
+    rx53 = KPP_DIVR(rx53 - rg536 * S(429) - rg537 * S(430) - rg538 * rx56 - rg539 * S(432) - rg540 * S(433), rg535, rp535);
+    S(428) = rx53;
     WRFGPU_SPLIT_BARRIER();
     V(350) = rx53;
     WRFGPU_SPLIT_BARRIER();
-    rx12 = KPP_DIV(rx12 - rg47 * S(373) - rg48 * S(378), rg46);
-    rx7 = KPP_DIV(rx7 - rg36 * S(373), rg35);
+    rx12 = KPP_DIVR(rx12 - rg47 * S(427) - rg48 * S(432), rg46, rp46);
+    rx7 = KPP_DIVR(rx7 - rg36 * S(427), rg35, rp35);
     WRFGPU_SPLIT_BARRIER();
     V(304) = rx7;
     V(309) = rx12;
     WRFGPU_SPLIT_BARRIER();
-    rx43 = KPP_DIV(rx43 - rg300 * S(371) - rg301 * S(372) - rg302 * S(373) - rg303 * S(375) - rg304 * S(378), rg299);
-    S(364) = rx43;
+    rx43 = KPP_DIVR(rx43 - rg300 * S(425) - rg301 * S(426) - rg302 * S(427) - rg303 * S(429) - rg304 * S(432), rg299, rp299);
+    S(418) = rx43;
     rx7 = V(186) + (T)hc20 * V(245) + (T)hc21 * V(304);
-    S(328) = rx7;
+    S(382) = rx7;
     rx12 = V(191) + (T)hc20 * V(250) + (T)hc21 * V(309);
-    S(333) = rx12;
+    S(387) = rx12;
     WRFGPU_SPLIT_BARRIER();
-    rx36 = KPP_DIV(rx36 - rg197 * S(366) - rg198 * S(371) - rg199 * S(372) - rg200 * S(373) - rg201 * rx53 - rg202 * S(375) - rg203 * S(378), rg196);
-    S(357) = rx36;
-    rx32 = KPP_DIV(rx32 - rg159 * S(361) - rg160 * rx43 - rg161 * S(366) - rg162 * S(367) - rg163 * S(369) - rg164 * S(372) - rg165 * S(373) - rg166 * rx53 - rg167 * S(375) - rg168 * S(376) - rg169 * S(378), rg158);
-    rx28 = KPP_DIV(rx28 - rg129 * S(366) - rg130 * S(373) - rg131 * rx53, rg128);
-    S(349) = rx28;
+    rx36 = KPP_DIVR(rx36 - rg197 * S(420) - rg198 * S(425) - rg199 * S(426) - rg200 * S(427) - rg201 * rx53 - rg202 * S(429) - rg203 * S(432), rg196, rp196);
+    S(411) = rx36;
+    rx32 = KPP_DIVR(rx32 - rg159 * S(415) - rg160 * rx43 - rg161 * S(420) - rg162 * S(421) - rg163 * S(423) - rg164 * S(426) - rg165 * S(427) - rg166 * rx53 - rg167 * S(429) - rg168 * S(430) - rg169 * S(432), rg158, rp158);
+    rx28 = KPP_DIVR(rx28 - rg129 * S(420) - rg130 * S(427) - rg131 * rx53, rg128, rp128);
+    S(403) = rx28;
     V(340) = rx43;
     WRFGPU_SPLIT_BARRIER();
     V(325) = rx28;
@@ -8172,19 +8267,19 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(333) = rx36;
     WRFGPU_SPLIT_BARRIER();
     rx28 = V(207) + (T)hc20 * V(266) + (T)hc21 * V(325);
-    S(349) = rx28;
+    S(403) = rx28;
     rx32 = V(211) + (T)hc20 * V(270) + (T)hc21 * V(329);
     rx36 = V(215) + (T)hc20 * V(274) + (T)hc21 * V(333);
     rx43 = V(222) + (T)hc20 * V(281) + (T)hc21 * V(340);
     rx53 = V(232) + (T)hc20 * V(291) + (T)hc21 * V(350);
     rx56 = V(235) + (T)hc20 * V(294) + (T)hc21 * V(353);
     WRFGPU_SPLIT_BARRIER();
-    rx32 = rx32 - rg156 * S(336) - rg157 * rx28;
-    S(353) = rx32;
-    rx36 = rx36 - rg194 * S(347) - rg195 * S(348);
-    S(357) = rx36;
-    rx43 = rx43 - rg298 * S(329);
-    S(364) = rx43;
+    rx32 = rx32 - rg156 * S(390) - rg157 * rx28;
+    S(407) = rx32;
+    rx36 = rx36 - rg194 * S(401) - rg195 * S(402);
+    S(411) = rx36;
+    rx43 = rx43 - rg298 * S(383);
+    S(418) = rx43;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
@@ -8192,46 +8287,46 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx53 = rx53 - rg511 * S(335) - rg512 * S(340) - rg513 * S(342) - rg514 * S(343) - rg515 * S(344) - rg516 * S(345) - rg517 * S(347) - rg518 * S(348) - rg519 * rx28 - rg520 * S(350) - rg521 * S(351) - rg522 * S(354) - rg523 * S(355) - rg524 * S(356) - rg525 * S(363) - rg526 * rx43 - rg527 * S(365) - rg528 * S(366) - rg529 * S(368) - rg530 * S(369) - rg531 * S(370) - rg532 * S(371) - rg533 * S(372) - rg534 * S(373);
-    S(374) = rx53;
+    rx53 = rx53 - rg511 * S(389) - rg512 * S(394) - rg513 * S(396) - rg514 * S(397) - rg515 * S(398) - rg516 * S(399) - rg517 * S(401) - rg518 * S(402) - rg519 * rx28 - rg520 * S(404) - rg521 * S(405) - rg522 * S(408) - rg523 * S(409) - rg524 * S(410) - rg525 * S(417) - rg526 * rx43 - rg527 * S(419) - rg528 * S(420) - rg529 * S(422) - rg530 * S(423) - rg531 * S(424) - rg532 * S(425) - rg533 * S(426) - rg534 * S(427);
+    S(428) = rx53;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx56 = rx56 - rg586 * S(326) - rg587 * rx32 - rg588 * S(361) - rg589 * rx43 - rg590 * S(366) - rg591 * S(367) - rg592 * S(369) - rg593 * S(371) - rg594 * S(372) - rg595 * S(373) - rg596 * rx53 - rg597 * S(375) - rg598 * S(376);
-    S(377) = rx56;
+    rx56 = rx56 - rg586 * S(380) - rg587 * rx32 - rg588 * S(415) - rg589 * rx43 - rg590 * S(420) - rg591 * S(421) - rg592 * S(423) - rg593 * S(425) - rg594 * S(426) - rg595 * S(427) - rg596 * rx53 - rg597 * S(429) - rg598 * S(430);
+    S(431) = rx56;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx56 = KPP_DIV(rx56 - rg600 * S(378) - rg601 * S(379), rg599);
-    S(377) = rx56;
+    rx56 = KPP_DIVR(rx56 - rg600 * S(432) - rg601 * S(433), rg599, rp599);
+    S(431) = rx56;
     WRFGPU_SPLIT_BARRIER();
     V(412) = rx56;
     WRFGPU_SPLIT_BARRIER();
     { const T yi = V(56); T yn = yi + (T)m0 * V(294) + (T)m1 * V(353) + (T)m2 * V(412); T ye = T(0) + (T)e0 * V(294) + (T)e1 * V(353) + (T)e2 * V(412); V(117) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(627) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx53 = KPP_DIV(rx53 - rg536 * S(375) - rg537 * S(376) - rg538 * rx56 - rg539 * S(378) - rg540 * S(379), rg535);
-    S(374) = rx53;
+    rx53 = KPP_DIVR(rx53 - rg536 * S(429) - rg537 * S(430) - rg538 * rx56 - rg539 * S(432) - rg540 * S(433), rg535, rp535);
+    S(428) = rx53;
     WRFGPU_SPLIT_BARRIER();
     V(409) = rx53;
     WRFGPU_SPLIT_BARRIER();
-    rx12 = KPP_DIV(rx12 - rg47 * S(373) - rg48 * S(378), rg46);
-    rx7 = KPP_DIV(rx7 - rg36 * S(373), rg35);
+    rx12 = KPP_DIVR(rx12 - rg47 * S(427) - rg48 * S(432), rg46, rp46);
+    rx7 = KPP_DIVR(rx7 - rg36 * S(427), rg35, rp35);
     { const T yi = V(53); T yn = yi + (T)m0 * V(291) + (T)m1 * V(350) + (T)m2 * V(409); T ye = T(0) + (T)e0 * V(291) + (T)e1 * V(350) + (T)e2 * V(409); V(114) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(624) = q * q; }
     WRFGPU_SPLIT_BARRIER();
     V(363) = rx7;
     V(368) = rx12;
     WRFGPU_SPLIT_BARRIER();
-    rx43 = KPP_DIV(rx43 - rg300 * S(371) - rg301 * S(372) - rg302 * S(373) - rg303 * S(375) - rg304 * S(378), rg299);
-    S(364) = rx43;
+    rx43 = KPP_DIVR(rx43 - rg300 * S(425) - rg301 * S(426) - rg302 * S(427) - rg303 * S(429) - rg304 * S(432), rg299, rp299);
+    S(418) = rx43;
     { const T yi = V(7); T yn = yi + (T)m0 * V(245) + (T)m1 * V(304) + (T)m2 * V(363); T ye = T(0) + (T)e0 * V(245) + (T)e1 * V(304) + (T)e2 * V(363); V(68) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(578) = q * q; }
     { const T yi = V(12); T yn = yi + (T)m0 * V(250) + (T)m1 * V(309) + (T)m2 * V(368); T ye = T(0) + (T)e0 * V(250) + (T)e1 * V(309) + (T)e2 * V(368); V(73) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(583) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx36 = KPP_DIV(rx36 - rg197 * S(366) - rg198 * S(371) - rg199 * S(372) - rg200 * S(373) - rg201 * rx53 - rg202 * S(375) - rg203 * S(378), rg196);
-    S(357) = rx36;
-    rx32 = KPP_DIV(rx32 - rg159 * S(361) - rg160 * rx43 - rg161 * S(366) - rg162 * S(367) - rg163 * S(369) - rg164 * S(372) - rg165 * S(373) - rg166 * rx53 - rg167 * S(375) - rg168 * S(376) - rg169 * S(378), rg158);
-    rx28 = KPP_DIV(rx28 - rg129 * S(366) - rg130 * S(373) - rg131 * rx53, rg128);
-    S(349) = rx28;
+    rx36 = KPP_DIVR(rx36 - rg197 * S(420) - rg198 * S(425) - rg199 * S(426) - rg200 * S(427) - rg201 * rx53 - rg202 * S(429) - rg203 * S(432), rg196, rp196);
+    S(411) = rx36;
+    rx32 = KPP_DIVR(rx32 - rg159 * S(415) - rg160 * rx43 - rg161 * S(420) - rg162 * S(421) - rg163 * S(423) - rg164 * S(426) - rg165 * S(427) - rg166 * rx53 - rg167 * S(429) - rg168 * S(430) - rg169 * S(432), rg158, rp158);
+    rx28 = KPP_DIVR(rx28 - rg129 * S(420) - rg130 * S(427) - rg131 * rx53, rg128, rp128);
+    S(403) = rx28;
     V(399) = rx43;
     WRFGPU_SPLIT_BARRIER();
     V(384) = rx28;
@@ -8258,8 +8353,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(441) = R(26) * V(45) * V(52);
     V(443) = R(28) * V(50) * V(57);
     T rg41;
-    { const T b91 = R(58) * V(52); rg41 = (T)((double)-(-b91) + ghinv); sing = sing | !(kpp_abs_lu(rg41) >= KppTiny<T>::value); }
+    T rp41;
+    { const T b91 = R(58) * V(52); rg41 = (T)((double)-(-b91) + ghinv); sing = sing | !(kpp_abs_lu(rg41) >= KppTiny<T>::value); } rp41 = KPP_RCP(rg41);
     S(12) = rg41;
+    S(331) = rp41;
     T rg187;
     { const T b91 = R(58) * V(52); rg187 = -(T(0.83f) * b91); }
     T rg305;
@@ -8269,11 +8366,15 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg569;
     { const T b77 = R(51) * V(52); rg569 = -(T(0.83f) * b77); }
     T rg71;
-    { const T b5 = R(5); const T b39 = R(30); const T b65 = R(45) * V(52); rg71 = (T)((double)-(-b5 - b39 - b65) + ghinv); sing = sing | !(kpp_abs_lu(rg71) >= KppTiny<T>::value); }
+    T rp71;
+    { const T b5 = R(5); const T b39 = R(30); const T b65 = R(45) * V(52); rg71 = (T)((double)-(-b5 - b39 - b65) + ghinv); sing = sing | !(kpp_abs_lu(rg71) >= KppTiny<T>::value); } rp71 = KPP_RCP(rg71);
     S(41) = rg71;
+    S(340) = rp71;
     T rg75;
-    { const T b12 = R(12); const T b107 = R(66) * V(52); rg75 = (T)((double)-(-b12 - b107) + ghinv); sing = sing | !(kpp_abs_lu(rg75) >= KppTiny<T>::value); }
+    T rp75;
+    { const T b12 = R(12); const T b107 = R(66) * V(52); rg75 = (T)((double)-(-b12 - b107) + ghinv); sing = sing | !(kpp_abs_lu(rg75) >= KppTiny<T>::value); } rp75 = KPP_RCP(rg75);
     S(45) = rg75;
+    S(341) = rp75;
     T rg268;
     { const T b12 = R(12); const T b107 = R(66) * V(52); rg268 = -(b12 + T(0.5f) * b107); }
     T rg306;
@@ -8295,8 +8396,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg275;
     { const T b270 = R(150) * V(51); rg275 = -(b270); }
     T rg170;
-    { const T b18 = R(18); const T b103 = R(64) * V(52); const T b159 = R(93) * V(53); rg170 = (T)((double)-(-b18 - b103 - b159) + ghinv); sing = sing | !(kpp_abs_lu(rg170) >= KppTiny<T>::value); }
+    T rp170;
+    { const T b18 = R(18); const T b103 = R(64) * V(52); const T b159 = R(93) * V(53); rg170 = (T)((double)-(-b18 - b103 - b159) + ghinv); sing = sing | !(kpp_abs_lu(rg170) >= KppTiny<T>::value); } rp170 = KPP_RCP(rg170);
     S(132) = rg170;
+    S(354) = rp170;
     T rg171;
     { const T b143 = R(85) * V(57); const T b228 = R(128) * V(51); const T b251 = R(140) * V(54); rg171 = -(T(0.17f) * b143 + T(0.17f) * b228 + T(0.8f) * b251); }
     S(133) = rg171;
@@ -8308,8 +8411,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     { const T b145 = R(86) * V(57); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); rg172 = -(T(0.45f) * b145 + T(0.45f) * b230 + b253); }
     S(134) = rg172;
     T rg188;
-    { const T b145 = R(86) * V(57); const T b203 = R(115) * V(50); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); rg188 = (T)((double)-(-b145 - b203 - b230 - b253) + ghinv); sing = sing | !(kpp_abs_lu(rg188) >= KppTiny<T>::value); }
+    T rp188;
+    { const T b145 = R(86) * V(57); const T b203 = R(115) * V(50); const T b230 = R(129) * V(51); const T b253 = R(141) * V(54); rg188 = (T)((double)-(-b145 - b203 - b230 - b253) + ghinv); sing = sing | !(kpp_abs_lu(rg188) >= KppTiny<T>::value); } rp188 = KPP_RCP(rg188);
     S(148) = rg188;
+    S(356) = rp188;
     T rg277;
     { const T b230 = R(129) * V(51); rg277 = -(b230); }
     T rg309;
@@ -8327,8 +8432,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg570;
     { const T b109 = R(67) * V(52); rg570 = -(T(0.5f) * b109); }
     T rg283;
-    { const T b9 = R(9); const T b10 = R(10); const T b95 = R(60) * V(52); const T b153 = R(90) * V(53); rg283 = (T)((double)-(-b9 - b10 - b95 - b153) + ghinv); sing = sing | !(kpp_abs_lu(rg283) >= KppTiny<T>::value); }
+    T rp283;
+    { const T b9 = R(9); const T b10 = R(10); const T b95 = R(60) * V(52); const T b153 = R(90) * V(53); rg283 = (T)((double)-(-b9 - b10 - b95 - b153) + ghinv); sing = sing | !(kpp_abs_lu(rg283) >= KppTiny<T>::value); } rp283 = KPP_RCP(rg283);
     S(208) = rg283;
+    S(363) = rp283;
     T rg284;
     { const T b131 = R(79) * V(57); const T b216 = R(122) * V(51); rg284 = -(T(0.04f) * b131 + T(0.8f) * b216); }
     S(209) = rg284;
@@ -8473,28 +8580,28 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(162) = -V(424) - V(425) + V(427) + T(0.13f) * V(431) + T(0.45f) * V(432) + T(0.009f) * V(466) - V(475) + T(0.5f) * V(481) + V(484) + V(491) + T(0.09f) * V(492) + T(0.04f) * V(494) + T(1.6f) * V(495) + V(496) + T(0.28f) * V(497) + V(504) - V(505) + V(515) + T(0.53f) * V(516) + T(0.18f) * V(517) + T(0.53f) * V(518) + T(1.5f) * V(533) + T(0.75f) * V(534) + T(0.75f) * V(535) + T(0.77f) * V(536) + T(0.8f) * V(537) + T(1.55f) * V(538) + T(1.25f) * V(539) + T(0.89f) * V(540) + T(0.75f) * V(541) + V(542) + V(543) + V(544) + T(0.5f) * V(545) + T(0.8f) * V(550) + T(0.5f) * V(551) + T(0.14f) * V(552) + V(559) + V(565) + T(1.75f) * V(568) + V(569) + T(2.0f) * V(570);
     V(164) = V(434) + T(0.9f) * V(474) + V(480) - V(489) + V(490) - V(499) + V(509) - V(531) - V(545) - V(557);
     V(175) = T(0.83f) * V(466) + T(0.5f) * V(482) + V(485) - V(492) - V(521) - V(535) - V(547);
-    rg187 = -KPP_DIV((-rg187), rg41);
-    rg267 = -KPP_DIV((-rg267), S(26));
-    rg268 = -KPP_DIV((-rg268), rg75);
-    rg269 = -KPP_DIV((-rg269), S(52));
-    rg270 = -KPP_DIV((-rg270), S(56));
-    rg271 = -KPP_DIV((-rg271), S(85));
-    rg272 = -KPP_DIV((-rg272), S(89));
-    rg273 = -KPP_DIV((-rg273), S(93));
-    rg274 = -KPP_DIV((-rg274), S(105));
-    rg275 = -KPP_DIV((-rg275), S(113));
-    rg277 = -KPP_DIV((-rg277), rg188);
-    rg278 = -KPP_DIV((-rg278), S(154));
-    rg279 = -KPP_DIV((-rg279), S(162));
-    rg280 = -KPP_DIV((-rg280), S(170));
-    rg281 = -KPP_DIV((-rg281), S(179));
-    rg282 = -KPP_DIV((-rg282), S(187));
-    rg305 = -KPP_DIV((-rg305), S(14));
-    rg306 = -KPP_DIV((-rg306), S(49));
-    rg307 = -KPP_DIV((-rg307), S(97));
-    rg569 = -KPP_DIV((-rg569), S(26));
-    rg570 = -KPP_DIV((-rg570), S(193));
-    rg574 = -KPP_DIV((-rg574), S(243));
+    rg187 = -KPP_DIVR((-rg187), rg41, rp41);
+    rg267 = -KPP_DIVR((-rg267), S(26), S(336));
+    rg268 = -KPP_DIVR((-rg268), rg75, rp75);
+    rg269 = -KPP_DIVR((-rg269), S(52), S(343));
+    rg270 = -KPP_DIVR((-rg270), S(56), S(344));
+    rg271 = -KPP_DIVR((-rg271), S(85), S(347));
+    rg272 = -KPP_DIVR((-rg272), S(89), S(348));
+    rg273 = -KPP_DIVR((-rg273), S(93), S(349));
+    rg274 = -KPP_DIVR((-rg274), S(105), S(351));
+    rg275 = -KPP_DIVR((-rg275), S(113), S(352));
+    rg277 = -KPP_DIVR((-rg277), rg188, rp188);
+    rg278 = -KPP_DIVR((-rg278), S(154), S(357));
+    rg279 = -KPP_DIVR((-rg279), S(162), S(358));
+    rg280 = -KPP_DIVR((-rg280), S(170), S(359));
+    rg281 = -KPP_DIVR((-rg281), S(179), S(360));
+    rg282 = -KPP_DIVR((-rg282), S(187), S(361));
+    rg305 = -KPP_DIVR((-rg305), S(14), S(332));
+    rg306 = -KPP_DIVR((-rg306), S(49), S(342));
+    rg307 = -KPP_DIVR((-rg307), S(97), S(350));
+    rg569 = -KPP_DIVR((-rg569), S(26), S(336));
+    rg570 = -KPP_DIVR((-rg570), S(193), S(362));
+    rg574 = -KPP_DIVR((-rg574), S(243), S(367));
     rg191 = rg191 + (-rg187) * rg42;
     S(151) = rg191;
     rg291 = rg291 + (-rg267) * S(27);
@@ -8507,8 +8614,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg276 = rg276 + (-rg274) * S(106);
     rg285 = rg285 + (-rg274) * S(107);
     rg296 = rg296 + (-rg274) * S(112);
-    rg310 = rg310 + (-rg305) * S(15);
+    T rp310;
+    rg310 = rg310 + (-rg305) * S(15); rp310 = KPP_RCP(rg310);
     S(229) = rg310;
+    S(365) = rp310;
     rg317 = rg317 + (-rg305) * S(16);
     S(236) = rg317;
     rg314 = rg314 + (-rg306) * S(51);
@@ -8525,16 +8634,16 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg583 = rg583 + (-rg570) * S(205);
     T rx10;
     rx10 = V(130);
-    S(331) = rx10;
+    S(385) = rx10;
     T rx19;
     rx19 = V(139);
-    S(340) = rx19;
+    S(394) = rx19;
     T rx20;
     rx20 = V(140);
-    S(341) = rx20;
+    S(395) = rx20;
     T rx33;
     rx33 = V(153);
-    S(354) = rx33;
+    S(408) = rx33;
     T rx35;
     rx35 = V(155);
     T rx42;
@@ -8551,20 +8660,20 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg293 = rg293 + (-rg274) * S(111);
     rg289 = rg289 + (-rg275) * S(114);
     rg297 = rg297 + (-rg275) * S(119);
-    rg276 = -KPP_DIV((-rg276), S(142));
+    rg276 = -KPP_DIVR((-rg276), S(142), S(355));
     rg285 = rg285 + (-rg280) * S(171);
     S(210) = rg285;
     rg314 = rg314 + (-rg307) * S(102);
     S(233) = rg314;
-    rg308 = -KPP_DIV((-rg308), S(142));
-    rg309 = -KPP_DIV((-rg309), rg188);
+    rg308 = -KPP_DIVR((-rg308), S(142), S(355));
+    rg309 = -KPP_DIVR((-rg309), rg188, rp188);
     rg572 = rg572 + (-rg570) * S(195);
-    rg571 = -KPP_DIV((-rg571), S(223));
+    rg571 = -KPP_DIVR((-rg571), S(223), S(364));
     rg582 = rg582 + (-rg574) * S(249);
-    rg575 = -KPP_DIV((-rg575), S(264));
-    rg576 = -KPP_DIV((-rg576), S(272));
+    rg575 = -KPP_DIVR((-rg575), S(264), S(369));
+    rg576 = -KPP_DIVR((-rg576), S(272), S(370));
     rx35 = rx35 - rg187 * rx10;
-    S(356) = rx35;
+    S(410) = rx35;
     WRFGPU_SPLIT_BARRIER();
     rg291 = rg291 + (-rg269) * S(53);
     rg286 = rg286 + (-rg272) * S(90);
@@ -8581,9 +8690,9 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg315 = rg315 + (-rg308) * S(146);
     rg316 = rg316 + (-rg308) * S(147);
     rg585 = rg585 + (-rg570) * S(207);
-    rg572 = -KPP_DIV((-rg572), rg310);
-    rx44 = rx44 - rg305 * S(332) - rg306 * S(342) - rg307 * S(350) - rg308 * S(355) - rg309 * rx35;
-    S(365) = rx44;
+    rg572 = -KPP_DIVR((-rg572), rg310, rp310);
+    rx44 = rx44 - rg305 * S(386) - rg306 * S(396) - rg307 * S(404) - rg308 * S(409) - rg309 * rx35;
+    S(419) = rx44;
     WRFGPU_SPLIT_BARRIER();
     rg291 = rg291 + (-rg270) * S(58);
     rg286 = rg286 + (-rg273) * S(94);
@@ -8603,8 +8712,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(235) = rg316;
     rg585 = rg585 + (-rg572) * rg317;
     rg582 = rg582 + (-rg576) * S(278);
-    rx42 = rx42 - rg267 * S(336) - rg268 * rx20 - rg269 * S(343) - rg270 * S(344) - rg271 * S(347) - rg272 * S(348) - rg273 * S(349) - rg274 * S(351) - rg275 * S(352) - rg276 * S(355) - rg277 * rx35 - rg278 * S(357) - rg279 * S(358) - rg280 * S(359) - rg281 * S(360) - rg282 * S(361);
-    S(363) = rx42;
+    rx42 = rx42 - rg267 * S(390) - rg268 * rx20 - rg269 * S(397) - rg270 * S(398) - rg271 * S(401) - rg272 * S(402) - rg273 * S(403) - rg274 * S(405) - rg275 * S(406) - rg276 * S(409) - rg277 * rx35 - rg278 * S(411) - rg279 * S(412) - rg280 * S(413) - rg281 * S(414) - rg282 * S(415);
+    S(417) = rx42;
     WRFGPU_SPLIT_BARRIER();
     rg291 = rg291 + (-rg271) * S(87);
     rg292 = rg292 + (-rg274) * S(110);
@@ -8637,7 +8746,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(211) = rg286;
     rg584 = rg584 + (-rg570) * S(206);
     rg580 = rg580 + (-rg572) * rg314;
-    rg573 = -KPP_DIV((-rg573), S(237));
+    rg573 = -KPP_DIVR((-rg573), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg291 = rg291 + (-rg274) * S(109);
     rg292 = rg292 + (-rg279) * S(167);
@@ -8714,7 +8823,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     rg579 = rg579 + (-rg576) * S(275);
     WRFGPU_SPLIT_BARRIER();
-    rg577 = -KPP_DIV((-rg577), S(281));
+    rg577 = -KPP_DIVR((-rg577), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
     rg578 = rg578 + (-rg577) * S(282);
     rg580 = rg580 + (-rg577) * S(284);
@@ -8724,7 +8833,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg584 = rg584 + (-rg577) * S(288);
     rg585 = rg585 + (-rg577) * S(289);
     WRFGPU_SPLIT_BARRIER();
-    rg578 = -KPP_DIV((-rg578), S(290));
+    rg578 = -KPP_DIVR((-rg578), S(290), S(372));
     rg580 = rg580 + (-rg578) * S(292);
     rg581 = rg581 + (-rg578) * S(293);
     rg582 = rg582 + (-rg578) * S(294);
@@ -8736,7 +8845,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     rg579 = rg579 + (-rg578) * S(291);
     WRFGPU_SPLIT_BARRIER();
-    rg579 = -KPP_DIV((-rg579), S(298));
+    rg579 = -KPP_DIVR((-rg579), S(298), S(373));
     rg580 = rg580 + (-rg579) * S(299);
     rg581 = rg581 + (-rg579) * S(300);
     rg582 = rg582 + (-rg579) * S(301);
@@ -8744,56 +8853,58 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg584 = rg584 + (-rg579) * S(303);
     rg585 = rg585 + (-rg579) * S(304);
     WRFGPU_SPLIT_BARRIER();
-    rg580 = -KPP_DIV((-rg580), S(305));
+    rg580 = -KPP_DIVR((-rg580), S(305), S(374));
     rg581 = rg581 + (-rg580) * S(306);
     rg582 = rg582 + (-rg580) * S(307);
     rg583 = rg583 + (-rg580) * S(308);
     rg584 = rg584 + (-rg580) * S(309);
     rg585 = rg585 + (-rg580) * S(310);
     WRFGPU_SPLIT_BARRIER();
-    rg581 = -KPP_DIV((-rg581), S(311));
-    rg582 = rg582 + (-rg581) * S(312);
+    rg581 = -KPP_DIVR((-rg581), S(311), S(375));
+    T rp582;
+    rg582 = rg582 + (-rg581) * S(312); rp582 = KPP_RCP(rg582);
     S(316) = rg582;
+    S(376) = rp582;
     rg583 = rg583 + (-rg581) * S(313);
     S(317) = rg583;
     rg584 = rg584 + (-rg581) * S(314);
     S(318) = rg584;
     rg585 = rg585 + (-rg581) * S(315);
     S(319) = rg585;
-    rx55 = rx55 - rg569 * S(336) - rg570 * S(362) - rg571 * S(364) - rg572 * rx44 - rg573 * S(366) - rg574 * S(367) - rg575 * S(369) - rg576 * S(370) - rg577 * S(371) - rg578 * S(372) - rg579 * S(373) - rg580 * S(374) - rg581 * S(375);
-    S(376) = rx55;
+    rx55 = rx55 - rg569 * S(390) - rg570 * S(416) - rg571 * S(418) - rg572 * rx44 - rg573 * S(420) - rg574 * S(421) - rg575 * S(423) - rg576 * S(424) - rg577 * S(425) - rg578 * S(426) - rg579 * S(427) - rg580 * S(428) - rg581 * S(429);
+    S(430) = rx55;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx55 = KPP_DIV(rx55 - rg583 * S(377) - rg584 * S(378) - rg585 * S(379), rg582);
-    S(376) = rx55;
+    rx55 = KPP_DIVR(rx55 - rg583 * S(431) - rg584 * S(432) - rg585 * S(433), rg582, rp582);
+    S(430) = rx55;
     WRFGPU_SPLIT_BARRIER();
     V(293) = rx55;
     WRFGPU_SPLIT_BARRIER();
     V(116) = V(55) + (T)a10 * V(293);
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx10 = KPP_DIV(rx10 - rg42 * S(373), rg41);
+    rx10 = KPP_DIVR(rx10 - rg42 * S(427), rg41, rp41);
     V(547) = R(132) * V(115) * V(116);
     WRFGPU_SPLIT_BARRIER();
     V(248) = rx10;
     V(452) = R(37) * V(114) * V(118);
     WRFGPU_SPLIT_BARRIER();
-    rx44 = KPP_DIV(rx44 - rg311 * S(371) - rg312 * S(372) - rg313 * S(373) - rg314 * S(374) - rg315 * S(375) - rg316 * S(378) - rg317 * S(379), rg310);
-    S(365) = rx44;
-    rx35 = KPP_DIV(rx35 - rg189 * S(371) - rg190 * S(372) - rg191 * S(373) - rg192 * S(375) - rg193 * S(378), rg188);
-    S(356) = rx35;
-    rx20 = KPP_DIV(rx20 - rg76 * S(371) - rg77 * S(372) - rg78 * S(373), rg75);
-    rx19 = KPP_DIV(rx19 - rg72 * S(371) - rg73 * S(373) - rg74 * S(379), rg71);
+    rx44 = KPP_DIVR(rx44 - rg311 * S(425) - rg312 * S(426) - rg313 * S(427) - rg314 * S(428) - rg315 * S(429) - rg316 * S(432) - rg317 * S(433), rg310, rp310);
+    S(419) = rx44;
+    rx35 = KPP_DIVR(rx35 - rg189 * S(425) - rg190 * S(426) - rg191 * S(427) - rg192 * S(429) - rg193 * S(432), rg188, rp188);
+    S(410) = rx35;
+    rx20 = KPP_DIVR(rx20 - rg76 * S(425) - rg77 * S(426) - rg78 * S(427), rg75, rp75);
+    rx19 = KPP_DIVR(rx19 - rg72 * S(425) - rg73 * S(427) - rg74 * S(433), rg71, rp71);
     V(71) = V(10) + (T)a10 * V(248);
     WRFGPU_SPLIT_BARRIER();
-    rx42 = KPP_DIV(rx42 - rg284 * S(364) - rg285 * rx44 - rg286 * S(366) - rg287 * S(369) - rg288 * S(370) - rg289 * S(371) - rg290 * S(372) - rg291 * S(373) - rg292 * S(374) - rg293 * S(375) - rg294 * rx55 - rg295 * S(377) - rg296 * S(378) - rg297 * S(379), rg283);
-    S(363) = rx42;
-    rx33 = KPP_DIV(rx33 - rg171 * S(355) - rg172 * rx35 - rg173 * rx44 - rg174 * S(370) - rg175 * S(372) - rg176 * S(373) - rg177 * S(374) - rg178 * S(375) - rg179 * S(378), rg170);
-    S(354) = rx33;
+    rx42 = KPP_DIVR(rx42 - rg284 * S(418) - rg285 * rx44 - rg286 * S(420) - rg287 * S(423) - rg288 * S(424) - rg289 * S(425) - rg290 * S(426) - rg291 * S(427) - rg292 * S(428) - rg293 * S(429) - rg294 * rx55 - rg295 * S(431) - rg296 * S(432) - rg297 * S(433), rg283, rp283);
+    S(417) = rx42;
+    rx33 = KPP_DIVR(rx33 - rg171 * S(409) - rg172 * rx35 - rg173 * rx44 - rg174 * S(424) - rg175 * S(426) - rg176 * S(427) - rg177 * S(428) - rg178 * S(429) - rg179 * S(432), rg170, rp170);
+    S(408) = rx33;
     V(257) = rx19;
     V(258) = rx20;
     V(273) = rx35;
@@ -8819,7 +8930,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(503) = R(88) * V(110) * V(118);
     V(531) = R(116) * V(105) * V(111);
     rx10 = V(189) + (T)hc10 * V(248);
-    S(331) = rx10;
+    S(385) = rx10;
     WRFGPU_SPLIT_BARRIER();
     V(198) = -V(420) + V(444) - V(445) - V(460);
     V(199) = -V(427) - V(481) + V(519);
@@ -8835,64 +8946,64 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(223) = V(434) + T(0.9f) * V(474) + V(480) - V(489) + V(490) - V(499) + V(509) - V(531) - V(545) - V(557);
     V(234) = T(0.83f) * V(466) + T(0.5f) * V(482) + V(485) - V(492) - V(521) - V(535) - V(547);
     rx19 = V(198) + (T)hc10 * V(257);
-    S(340) = rx19;
+    S(394) = rx19;
     rx20 = V(199) + (T)hc10 * V(258);
-    S(341) = rx20;
+    S(395) = rx20;
     rx35 = V(214) + (T)hc10 * V(273);
     WRFGPU_SPLIT_BARRIER();
     rx33 = V(212) + (T)hc10 * V(271);
-    S(354) = rx33;
+    S(408) = rx33;
     rx42 = V(221) + (T)hc10 * V(280);
     rx44 = V(223) + (T)hc10 * V(282);
     rx55 = V(234) + (T)hc10 * V(293);
     rx35 = rx35 - rg187 * rx10;
-    S(356) = rx35;
+    S(410) = rx35;
     WRFGPU_SPLIT_BARRIER();
-    rx44 = rx44 - rg305 * S(332) - rg306 * S(342) - rg307 * S(350) - rg308 * S(355) - rg309 * rx35;
-    S(365) = rx44;
+    rx44 = rx44 - rg305 * S(386) - rg306 * S(396) - rg307 * S(404) - rg308 * S(409) - rg309 * rx35;
+    S(419) = rx44;
     WRFGPU_SPLIT_BARRIER();
-    rx42 = rx42 - rg267 * S(336) - rg268 * rx20 - rg269 * S(343) - rg270 * S(344) - rg271 * S(347) - rg272 * S(348) - rg273 * S(349) - rg274 * S(351) - rg275 * S(352) - rg276 * S(355) - rg277 * rx35 - rg278 * S(357) - rg279 * S(358) - rg280 * S(359) - rg281 * S(360) - rg282 * S(361);
-    S(363) = rx42;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx42 = rx42 - rg267 * S(390) - rg268 * rx20 - rg269 * S(397) - rg270 * S(398) - rg271 * S(401) - rg272 * S(402) - rg273 * S(403) - rg274 * S(405) - rg275 * S(406) - rg276 * S(409) - rg277 * rx35 - rg278 * S(411) - rg279 * S(412) - rg280 * S(413) - rg281 * S(414) - rg282 * S(415);
+    S(417) = rx42;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx55 = rx55 - rg569 * S(336) - rg570 * S(362) - rg571 * S(364) - rg572 * rx44 - rg573 * S(366) - rg574 * S(367) - rg575 * S(369) - rg576 * S(370) - rg577 * S(371) - rg578 * S(372) - rg579 * S(373) - rg580 * S(374) - rg581 * S(375);
-    S(376) = rx55;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx55 = rx55 - rg569 * S(390) - rg570 * S(416) - rg571 * S(418) - rg572 * rx44 - rg573 * S(420) - rg574 * S(421) - rg575 * S(423) - rg576 * S(424) - rg577 * S(425) - rg578 * S(426) - rg579 * S(427) - rg580 * S(428) - rg581 * S(429);
+    S(430) = rx55;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx55 = KPP_DIV(rx55 - rg583 * S(377) - rg584 * S(378) - rg585 * S(379), rg582);
-    S(376) = rx55;
+    rx55 = KPP_DIVR(rx55 - rg583 * S(431) - rg584 * S(432) - rg585 * S(433), rg582, rp582);
+    S(430) = rx55;
     WRFGPU_SPLIT_BARRIER();
     V(352) = rx55;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx10 = KPP_DIV(rx10 - rg42 * S(373), rg41);
+    rx10 = KPP_DIVR(rx10 - rg42 * S(427), rg41, rp41);
     WRFGPU_SPLIT_BARRIER();
     V(307) = rx10;
     WRFGPU_SPLIT_BARRIER();
-    rx44 = KPP_DIV(rx44 - rg311 * S(371) - rg312 * S(372) - rg313 * S(373) - rg314 * S(374) - rg315 * S(375) - rg316 * S(378) - rg317 * S(379), rg310);
-    S(365) = rx44;
-    rx35 = KPP_DIV(rx35 - rg189 * S(371) - rg190 * S(372) - rg191 * S(373) - rg192 * S(375) - rg193 * S(378), rg188);
-    S(356) = rx35;
-    rx20 = KPP_DIV(rx20 - rg76 * S(371) - rg77 * S(372) - rg78 * S(373), rg75);
-    rx19 = KPP_DIV(rx19 - rg72 * S(371) - rg73 * S(373) - rg74 * S(379), rg71);
+    rx44 = KPP_DIVR(rx44 - rg311 * S(425) - rg312 * S(426) - rg313 * S(427) - rg314 * S(428) - rg315 * S(429) - rg316 * S(432) - rg317 * S(433), rg310, rp310);
+    S(419) = rx44;
+    rx35 = KPP_DIVR(rx35 - rg189 * S(425) - rg190 * S(426) - rg191 * S(427) - rg192 * S(429) - rg193 * S(432), rg188, rp188);
+    S(410) = rx35;
+    rx20 = KPP_DIVR(rx20 - rg76 * S(425) - rg77 * S(426) - rg78 * S(427), rg75, rp75);
+    rx19 = KPP_DIVR(rx19 - rg72 * S(425) - rg73 * S(427) - rg74 * S(433), rg71, rp71);
     rx10 = V(189) + (T)hc20 * V(248) + (T)hc21 * V(307);
-    S(331) = rx10;
+    S(385) = rx10;
     WRFGPU_SPLIT_BARRIER();
-    rx42 = KPP_DIV(rx42 - rg284 * S(364) - rg285 * rx44 - rg286 * S(366) - rg287 * S(369) - rg288 * S(370) - rg289 * S(371) - rg290 * S(372) - rg291 * S(373) - rg292 * S(374) - rg293 * S(375) - rg294 * rx55 - rg295 * S(377) - rg296 * S(378) - rg297 * S(379), rg283);
-    S(363) = rx42;
-    rx33 = KPP_DIV(rx33 - rg171 * S(355) - rg172 * rx35 - rg173 * rx44 - rg174 * S(370) - rg175 * S(372) - rg176 * S(373) - rg177 * S(374) - rg178 * S(375) - rg179 * S(378), rg170);
-    S(354) = rx33;
+    rx42 = KPP_DIVR(rx42 - rg284 * S(418) - rg285 * rx44 - rg286 * S(420) - rg287 * S(423) - rg288 * S(424) - rg289 * S(425) - rg290 * S(426) - rg291 * S(427) - rg292 * S(428) - rg293 * S(429) - rg294 * rx55 - rg295 * S(431) - rg296 * S(432) - rg297 * S(433), rg283, rp283);
+    S(417) = rx42;
+    rx33 = KPP_DIVR(rx33 - rg171 * S(409) - rg172 * rx35 - rg173 * rx44 - rg174 * S(424) - rg175 * S(426) - rg176 * S(427) - rg177 * S(428) - rg178 * S(429) - rg179 * S(432), rg170, rp170);
+    S(408) = rx33;
     V(316) = rx19;
     V(317) = rx20;
     V(332) = rx35;
@@ -8901,64 +9012,64 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(330) = rx33;
     V(339) = rx42;
     rx19 = V(198) + (T)hc20 * V(257) + (T)hc21 * V(316);
-    S(340) = rx19;
+    S(394) = rx19;
     rx20 = V(199) + (T)hc20 * V(258) + (T)hc21 * V(317);
-    S(341) = rx20;
+    S(395) = rx20;
     rx35 = V(214) + (T)hc20 * V(273) + (T)hc21 * V(332);
     WRFGPU_SPLIT_BARRIER();
     rx33 = V(212) + (T)hc20 * V(271) + (T)hc21 * V(330);
-    S(354) = rx33;
+    S(408) = rx33;
     rx42 = V(221) + (T)hc20 * V(280) + (T)hc21 * V(339);
     rx44 = V(223) + (T)hc20 * V(282) + (T)hc21 * V(341);
     rx55 = V(234) + (T)hc20 * V(293) + (T)hc21 * V(352);
     rx35 = rx35 - rg187 * rx10;
-    S(356) = rx35;
+    S(410) = rx35;
     WRFGPU_SPLIT_BARRIER();
-    rx44 = rx44 - rg305 * S(332) - rg306 * S(342) - rg307 * S(350) - rg308 * S(355) - rg309 * rx35;
-    S(365) = rx44;
+    rx44 = rx44 - rg305 * S(386) - rg306 * S(396) - rg307 * S(404) - rg308 * S(409) - rg309 * rx35;
+    S(419) = rx44;
     WRFGPU_SPLIT_BARRIER();
-    rx42 = rx42 - rg267 * S(336) - rg268 * rx20 - rg269 * S(343) - rg270 * S(344) - rg271 * S(347) - rg272 * S(348) - rg273 * S(349) - rg274 * S(351) - rg275 * S(352) - rg276 * S(355) - rg277 * rx35 - rg278 * S(357) - rg279 * S(358) - rg280 * S(359) - rg281 * S(360) - rg282 * S(361);
-    S(363) = rx42;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx42 = rx42 - rg267 * S(390) - rg268 * rx20 - rg269 * S(397) - rg270 * S(398) - rg271 * S(401) - rg272 * S(402) - rg273 * S(403) - rg274 * S(405) - rg275 * S(406) - rg276 * S(409) - rg277 * rx35 - rg278 * S(411) - rg279 * S(412) - rg280 * S(413) - rg281 * S(414) - rg282 * S(415);
+    S(417) = rx42;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx55 = rx55 - rg569 * S(336) - rg570 * S(362) - rg571 * S(364) - rg572 * rx44 - rg573 * S(366) - rg574 * S(367) - rg575 * S(369) - rg576 * S(370) - rg577 * S(371) - rg578 * S(372) - rg579 * S(373) - rg580 * S(374) - rg581 * S(375);
-    S(376) = rx55;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx55 = rx55 - rg569 * S(390) - rg570 * S(416) - rg571 * S(418) - rg572 * rx44 - rg573 * S(420) - rg574 * S(421) - rg575 * S(423) - rg576 * S(424) - rg577 * S(425) - rg578 * S(426) - rg579 * S(427) - rg580 * S(428) - rg581 * S(429);
+    S(430) = rx55;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx55 = KPP_DIV(rx55 - rg583 * S(377) - rg584 * S(378) - rg585 * S(379), rg582);
-    S(376) = rx55;
+    rx55 = KPP_DIVR(rx55 - rg583 * S(431) - rg584 * S(432) - rg585 * S(433), rg582, rp582);
+    S(430) = rx55;
     WRFGPU_SPLIT_BARRIER();
     V(411) = rx55;
     WRFGPU_SPLIT_BARRIER();
     { const T yi = V(55); T yn = yi + (T)m0 * V(293) + (T)m1 * V(352) + (T)m2 * V(411); T ye = T(0) + (T)e0 * V(293) + (T)e1 * V(352) + (T)e2 * V(411); V(116) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(626) = q * q; }
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx10 = KPP_DIV(rx10 - rg42 * S(373), rg41);
+    rx10 = KPP_DIVR(rx10 - rg42 * S(427), rg41, rp41);
     WRFGPU_SPLIT_BARRIER();
     V(366) = rx10;
     WRFGPU_SPLIT_BARRIER();
-    rx44 = KPP_DIV(rx44 - rg311 * S(371) - rg312 * S(372) - rg313 * S(373) - rg314 * S(374) - rg315 * S(375) - rg316 * S(378) - rg317 * S(379), rg310);
-    S(365) = rx44;
-    rx35 = KPP_DIV(rx35 - rg189 * S(371) - rg190 * S(372) - rg191 * S(373) - rg192 * S(375) - rg193 * S(378), rg188);
-    S(356) = rx35;
-    rx20 = KPP_DIV(rx20 - rg76 * S(371) - rg77 * S(372) - rg78 * S(373), rg75);
-    rx19 = KPP_DIV(rx19 - rg72 * S(371) - rg73 * S(373) - rg74 * S(379), rg71);
+    rx44 = KPP_DIVR(rx44 - rg311 * S(425) - rg312 * S(426) - rg313 * S(427) - rg314 * S(428) - rg315 * S(429) - rg316 * S(432) - rg317 * S(433), rg310, rp310);
+    S(419) = rx44;
+    rx35 = KPP_DIVR(rx35 - rg189 * S(425) - rg190 * S(426) - rg191 * S(427) - rg192 * S(429) - rg193 * S(432), rg188, rp188);
+    S(410) = rx35;
+    rx20 = KPP_DIVR(rx20 - rg76 * S(425) - rg77 * S(426) - rg78 * S(427), rg75, rp75);
+    rx19 = KPP_DIVR(rx19 - rg72 * S(425) - rg73 * S(427) - rg74 * S(433), rg71, rp71);
     { const T yi = V(10); T yn = yi + (T)m0 * V(248) + (T)m1 * V(307) + (T)m2 * V(366); T ye = T(0) + (T)e0 * V(248) + (T)e1 * V(307) + (T)e2 * V(366); V(71) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(581) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx42 = KPP_DIV(rx42 - rg284 * S(364) - rg285 * rx44 - rg286 * S(366) - rg287 * S(369) - rg288 * S(370) - rg289 * S(371) - rg290 * S(372) - rg291 * S(373) - rg292 * S(374) - rg293 * S(375) - rg294 * rx55 - rg295 * S(377) - rg296 * S(378) - rg297 * S(379), rg283);
-    S(363) = rx42;
-    rx33 = KPP_DIV(rx33 - rg171 * S(355) - rg172 * rx35 - rg173 * rx44 - rg174 * S(370) - rg175 * S(372) - rg176 * S(373) - rg177 * S(374) - rg178 * S(375) - rg179 * S(378), rg170);
-    S(354) = rx33;
+    rx42 = KPP_DIVR(rx42 - rg284 * S(418) - rg285 * rx44 - rg286 * S(420) - rg287 * S(423) - rg288 * S(424) - rg289 * S(425) - rg290 * S(426) - rg291 * S(427) - rg292 * S(428) - rg293 * S(429) - rg294 * rx55 - rg295 * S(431) - rg296 * S(432) - rg297 * S(433), rg283, rp283);
+    S(417) = rx42;
+    rx33 = KPP_DIVR(rx33 - rg171 * S(409) - rg172 * rx35 - rg173 * rx44 - rg174 * S(424) - rg175 * S(426) - rg176 * S(427) - rg177 * S(428) - rg178 * S(429) - rg179 * S(432), rg170, rp170);
+    S(408) = rx33;
     V(375) = rx19;
     V(376) = rx20;
     V(391) = rx35;
@@ -8989,14 +9100,18 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(451) = R(36) * V(45) * V(58);
     V(498) = R(83) * V(54) * V(57);
     T rg0;
-    { rg0 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg0) >= KppTiny<T>::value); }
+    T rp0;
+    { rg0 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg0) >= KppTiny<T>::value); } rp0 = KPP_RCP(rg0);
     T rg3;
-    { rg3 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg3) >= KppTiny<T>::value); }
+    T rp3;
+    { rg3 = (T)((double)-(T(0)) + ghinv); sing = sing | !(kpp_abs_lu(rg3) >= KppTiny<T>::value); } rp3 = KPP_RCP(rg3);
     T rg1;
     { const T b69 = R(47) * V(52); rg1 = -(b69); }
     T rg31;
-    { const T b75 = R(50) * V(52); rg31 = (T)((double)-(-b75) + ghinv); sing = sing | !(kpp_abs_lu(rg31) >= KppTiny<T>::value); }
+    T rp31;
+    { const T b75 = R(50) * V(52); rg31 = (T)((double)-(-b75) + ghinv); sing = sing | !(kpp_abs_lu(rg31) >= KppTiny<T>::value); } rp31 = KPP_RCP(rg31);
     S(2) = rg31;
+    S(326) = rp31;
     T rg216;
     { const T b79 = R(52) * V(52); rg216 = -(T(0.25f) * b79); }
     T rg217;
@@ -9040,13 +9155,17 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg607;
     { const T b151 = R(89) * V(57); rg607 = -(-b151); }
     T rg220;
-    { const T b257 = R(143) * V(50); const T b259 = R(144) * V(51); const T b261 = R(145) * V(54); const T b263 = R(146) * T(2.0f) * V(38); const T b264 = R(147) * V(57); rg220 = (T)((double)-(-b257 - b259 - b261 - T(2.0f) * b263 - b264) + ghinv); sing = sing | !(kpp_abs_lu(rg220) >= KppTiny<T>::value); }
+    T rp220;
+    { const T b257 = R(143) * V(50); const T b259 = R(144) * V(51); const T b261 = R(145) * V(54); const T b263 = R(146) * T(2.0f) * V(38); const T b264 = R(147) * V(57); rg220 = (T)((double)-(-b257 - b259 - b261 - T(2.0f) * b263 - b264) + ghinv); sing = sing | !(kpp_abs_lu(rg220) >= KppTiny<T>::value); } rp220 = KPP_RCP(rg220);
     S(170) = rg220;
+    S(359) = rp220;
     T rg608;
     { const T b264 = R(147) * V(57); rg608 = -(-b264); }
     T rg230;
-    { const T b133 = R(80) * V(57); const T b191 = R(109) * V(50); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); rg230 = (T)((double)-(-b133 - b191 - b218 - b242) + ghinv); sing = sing | !(kpp_abs_lu(rg230) >= KppTiny<T>::value); }
+    T rp230;
+    { const T b133 = R(80) * V(57); const T b191 = R(109) * V(50); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); rg230 = (T)((double)-(-b133 - b191 - b218 - b242) + ghinv); sing = sing | !(kpp_abs_lu(rg230) >= KppTiny<T>::value); } rp230 = KPP_RCP(rg230);
     S(179) = rg230;
+    S(360) = rp230;
     T rg349;
     { const T b133 = R(80) * V(57); const T b218 = R(123) * V(51); const T b242 = R(135) * V(54); rg349 = -(T(0.2f) * b133 + T(0.35f) * b218 + T(0.6f) * b242); }
     T rg609;
@@ -9079,8 +9198,10 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     T rg355;
     { const T b20 = R(20); rg355 = -(T(0.2f) * b20); }
     T rg356;
-    { const T b11 = R(11); const T b97 = R(61) * V(52); const T b155 = R(91) * V(53); rg356 = (T)((double)-(-b11 - b97 - b155) + ghinv); sing = sing | !(kpp_abs_lu(rg356) >= KppTiny<T>::value); }
+    T rp356;
+    { const T b11 = R(11); const T b97 = R(61) * V(52); const T b155 = R(91) * V(53); rg356 = (T)((double)-(-b11 - b97 - b155) + ghinv); sing = sing | !(kpp_abs_lu(rg356) >= KppTiny<T>::value); } rp356 = KPP_RCP(rg356);
     S(252) = rg356;
+    S(368) = rp356;
     T rg357;
     { const T b137 = R(82) * V(57); const T b222 = R(125) * V(51); const T b246 = R(137) * V(54); rg357 = -(T(1.45f) * b137 + T(0.725f) * b222 + T(0.725f) * b246); }
     T rg614;
@@ -9171,33 +9292,33 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(159) = V(469) - V(495) - V(524) - V(538) - V(550);
     V(167) = -V(426) + V(428) + T(0.2f) * V(435) + T(0.075f) * V(466) - V(476) + T(0.5f) * V(482) + T(0.75f) * V(492) + T(0.38f) * V(493) + T(0.35f) * V(494) + T(0.2f) * V(495) + V(496) + T(1.45f) * V(497) + V(502) + V(504) - V(506) + T(0.5f) * V(516) + T(0.72f) * V(517) + T(0.5f) * V(518) + T(0.75f) * V(534) + T(0.15f) * V(535) + T(0.41f) * V(536) + T(0.46f) * V(537) + T(0.35f) * V(538) + T(0.75f) * V(539) + T(0.725f) * V(540) + V(546) + T(0.2f) * V(547) + T(0.14f) * V(548) + T(0.1f) * V(549) + T(0.6f) * V(550) + V(551) + T(0.725f) * V(552) + V(568) + V(569) + T(2.0f) * V(570);
     V(177) = V(415) + V(418) + V(421) + V(437) - V(440) - V(443) - V(449) - T(2.0f) * V(450) - V(452) + V(453) - V(491) - V(492) - V(493) - V(494) - V(495) - V(496) - V(497) - V(498) - V(499) - V(500) - V(501) - V(502) - V(503) - V(504) - V(562);
-    rg216 = -KPP_DIV((-rg216), S(6));
-    rg217 = -KPP_DIV((-rg217), S(8));
-    rg218 = -KPP_DIV((-rg218), S(49));
-    rg219 = -KPP_DIV((-rg219), S(52));
-    rg229 = -KPP_DIV((-rg229), S(56));
-    rg343 = -KPP_DIV((-rg343), S(26));
-    rg344 = -KPP_DIV((-rg344), S(85));
-    rg345 = -KPP_DIV((-rg345), S(89));
-    rg346 = -KPP_DIV((-rg346), S(93));
-    rg347 = -KPP_DIV((-rg347), S(154));
-    rg348 = -KPP_DIV((-rg348), S(162));
-    rg349 = -KPP_DIV((-rg349), rg230);
-    rg350 = -KPP_DIV((-rg350), S(187));
-    rg351 = -KPP_DIV((-rg351), S(193));
-    rg355 = -KPP_DIV((-rg355), S(243));
-    rg602 = -KPP_DIV((-rg602), S(17));
-    rg603 = -KPP_DIV((-rg603), S(37));
-    rg604 = -KPP_DIV((-rg604), S(142));
-    rg605 = -KPP_DIV((-rg605), S(148));
-    rg606 = -KPP_DIV((-rg606), S(154));
-    rg607 = -KPP_DIV((-rg607), S(162));
-    rg608 = -KPP_DIV((-rg608), rg220);
-    rg609 = -KPP_DIV((-rg609), rg230);
-    rg610 = -KPP_DIV((-rg610), S(187));
-    rg611 = -KPP_DIV((-rg611), S(223));
-    rg614 = -KPP_DIV((-rg614), S(264));
-    rg615 = -KPP_DIV((-rg615), S(272));
+    rg216 = -KPP_DIVR((-rg216), S(6), S(328));
+    rg217 = -KPP_DIVR((-rg217), S(8), S(329));
+    rg218 = -KPP_DIVR((-rg218), S(49), S(342));
+    rg219 = -KPP_DIVR((-rg219), S(52), S(343));
+    rg229 = -KPP_DIVR((-rg229), S(56), S(344));
+    rg343 = -KPP_DIVR((-rg343), S(26), S(336));
+    rg344 = -KPP_DIVR((-rg344), S(85), S(347));
+    rg345 = -KPP_DIVR((-rg345), S(89), S(348));
+    rg346 = -KPP_DIVR((-rg346), S(93), S(349));
+    rg347 = -KPP_DIVR((-rg347), S(154), S(357));
+    rg348 = -KPP_DIVR((-rg348), S(162), S(358));
+    rg349 = -KPP_DIVR((-rg349), rg230, rp230);
+    rg350 = -KPP_DIVR((-rg350), S(187), S(361));
+    rg351 = -KPP_DIVR((-rg351), S(193), S(362));
+    rg355 = -KPP_DIVR((-rg355), S(243), S(367));
+    rg602 = -KPP_DIVR((-rg602), S(17), S(333));
+    rg603 = -KPP_DIVR((-rg603), S(37), S(339));
+    rg604 = -KPP_DIVR((-rg604), S(142), S(355));
+    rg605 = -KPP_DIVR((-rg605), S(148), S(356));
+    rg606 = -KPP_DIVR((-rg606), S(154), S(357));
+    rg607 = -KPP_DIVR((-rg607), S(162), S(358));
+    rg608 = -KPP_DIVR((-rg608), rg220, rp220);
+    rg609 = -KPP_DIVR((-rg609), rg230, rp230);
+    rg610 = -KPP_DIVR((-rg610), S(187), S(361));
+    rg611 = -KPP_DIVR((-rg611), S(223), S(364));
+    rg614 = -KPP_DIVR((-rg614), S(264), S(369));
+    rg615 = -KPP_DIVR((-rg615), S(272), S(370));
     rg224 = rg224 + (-rg216) * S(7);
     rg225 = rg225 + (-rg218) * S(51);
     S(175) = rg225;
@@ -9240,7 +9361,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rx1 = V(121);
     T rx5;
     rx5 = V(125);
-    S(326) = rx5;
+    S(380) = rx5;
     T rx38;
     rx38 = V(158);
     T rx39;
@@ -9259,7 +9380,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg363 = rg363 + (-rg348) * S(168);
     rg366 = rg366 + (-rg348) * S(169);
     rg353 = rg353 + (-rg351) * S(195);
-    rg352 = -KPP_DIV((-rg352), S(223));
+    rg352 = -KPP_DIVR((-rg352), S(223), S(364));
     rg364 = rg364 + (-rg355) * S(249);
     S(260) = rg364;
     rg613 = rg613 + (-rg603) * S(38);
@@ -9269,9 +9390,9 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg617 = rg617 + (-rg605) * S(150);
     rg620 = rg620 + (-rg605) * S(152);
     rg624 = rg624 + (-rg608) * rg228;
-    rg612 = -KPP_DIV((-rg612), S(229));
-    rx39 = rx39 - rg229 * S(344);
-    S(360) = rx39;
+    rg612 = -KPP_DIVR((-rg612), S(229), S(365));
+    rx39 = rx39 - rg229 * S(398);
+    S(414) = rx39;
     WRFGPU_SPLIT_BARRIER();
     rg224 = rg224 + (-rg218) * S(50);
     rg361 = rg361 + (-rg345) * S(91);
@@ -9282,7 +9403,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg363 = rg363 + (-rg349) * rg236;
     rg366 = rg366 + (-rg349) * rg237;
     rg367 = rg367 + (-rg351) * S(207);
-    rg353 = -KPP_DIV((-rg353), S(229));
+    rg353 = -KPP_DIVR((-rg353), S(229), S(365));
     rg618 = rg618 + (-rg605) * S(151);
     rg623 = rg623 + (-rg605) * S(153);
     rg613 = rg613 + (-rg606) * S(155);
@@ -9291,8 +9412,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg619 = rg619 + (-rg606) * S(159);
     rg620 = rg620 + (-rg606) * S(160);
     rg624 = rg624 + (-rg612) * S(236);
-    rx38 = rx38 - rg216 * S(328) - rg217 * S(329) - rg218 * S(342) - rg219 * S(343);
-    S(359) = rx38;
+    rx38 = rx38 - rg216 * S(382) - rg217 * S(383) - rg218 * S(396) - rg219 * S(397);
+    S(413) = rx38;
     WRFGPU_SPLIT_BARRIER();
     rg224 = rg224 + (-rg219) * S(53);
     S(174) = rg224;
@@ -9343,7 +9464,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg616 = rg616 + (-rg610) * S(188);
     rg617 = rg617 + (-rg610) * S(189);
     rg620 = rg620 + (-rg610) * S(191);
-    rg613 = -KPP_DIV((-rg613), S(237));
+    rg613 = -KPP_DIVR((-rg613), S(237), S(366));
     WRFGPU_SPLIT_BARRIER();
     rg361 = rg361 + (-rg350) * S(190);
     rg359 = rg359 + (-rg351) * S(199);
@@ -9351,7 +9472,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg363 = rg363 + (-rg351) * S(203);
     rg366 = rg366 + (-rg352) * S(228);
     rg362 = rg362 + (-rg353) * S(233);
-    rg354 = -KPP_DIV((-rg354), S(237));
+    rg354 = -KPP_DIVR((-rg354), S(237), S(366));
     rg618 = rg618 + (-rg610) * S(190);
     rg623 = rg623 + (-rg610) * S(192);
     rg616 = rg616 + (-rg611) * S(224);
@@ -9373,8 +9494,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg620 = rg620 + (-rg612) * S(234);
     rg619 = rg619 + (-rg613) * S(240);
     rg624 = rg624 + (-rg614) * S(271);
-    rx47 = rx47 - rg343 * S(336) - rg344 * S(347) - rg345 * S(348) - rg346 * S(349) - rg347 * S(357) - rg348 * S(358) - rg349 * rx39 - rg350 * S(361) - rg351 * S(362) - rg352 * S(364) - rg353 * S(365) - rg354 * S(366) - rg355 * S(367);
-    S(368) = rx47;
+    rx47 = rx47 - rg343 * S(390) - rg344 * S(401) - rg345 * S(402) - rg346 * S(403) - rg347 * S(411) - rg348 * S(412) - rg349 * rx39 - rg350 * S(415) - rg351 * S(416) - rg352 * S(418) - rg353 * S(419) - rg354 * S(420) - rg355 * S(421);
+    S(422) = rx47;
     WRFGPU_SPLIT_BARRIER();
     rg359 = rg359 + (-rg353) * S(230);
     rg360 = rg360 + (-rg353) * S(231);
@@ -9422,7 +9543,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     S(257) = rg361;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rg616 = -KPP_DIV((-rg616), S(281));
+    rg616 = -KPP_DIVR((-rg616), S(281), S(371));
     WRFGPU_SPLIT_BARRIER();
     rg617 = rg617 + (-rg616) * S(282);
     rg619 = rg619 + (-rg616) * S(284);
@@ -9432,7 +9553,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg623 = rg623 + (-rg616) * S(288);
     rg624 = rg624 + (-rg616) * S(289);
     WRFGPU_SPLIT_BARRIER();
-    rg617 = -KPP_DIV((-rg617), S(290));
+    rg617 = -KPP_DIVR((-rg617), S(290), S(372));
     rg619 = rg619 + (-rg617) * S(292);
     rg620 = rg620 + (-rg617) * S(293);
     rg621 = rg621 + (-rg617) * S(294);
@@ -9444,7 +9565,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     rg618 = rg618 + (-rg617) * S(291);
     WRFGPU_SPLIT_BARRIER();
-    rg618 = -KPP_DIV((-rg618), S(298));
+    rg618 = -KPP_DIVR((-rg618), S(298), S(373));
     rg619 = rg619 + (-rg618) * S(299);
     rg620 = rg620 + (-rg618) * S(300);
     rg621 = rg621 + (-rg618) * S(301);
@@ -9452,35 +9573,37 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rg623 = rg623 + (-rg618) * S(303);
     rg624 = rg624 + (-rg618) * S(304);
     WRFGPU_SPLIT_BARRIER();
-    rg619 = -KPP_DIV((-rg619), S(305));
+    rg619 = -KPP_DIVR((-rg619), S(305), S(374));
     rg620 = rg620 + (-rg619) * S(306);
     rg621 = rg621 + (-rg619) * S(307);
     rg622 = rg622 + (-rg619) * S(308);
     rg623 = rg623 + (-rg619) * S(309);
     rg624 = rg624 + (-rg619) * S(310);
     WRFGPU_SPLIT_BARRIER();
-    rg620 = -KPP_DIV((-rg620), S(311));
+    rg620 = -KPP_DIVR((-rg620), S(311), S(375));
     rg621 = rg621 + (-rg620) * S(312);
     rg622 = rg622 + (-rg620) * S(313);
     rg623 = rg623 + (-rg620) * S(314);
     rg624 = rg624 + (-rg620) * S(315);
     WRFGPU_SPLIT_BARRIER();
-    rg621 = -KPP_DIV((-rg621), S(316));
+    rg621 = -KPP_DIVR((-rg621), S(316), S(376));
     rg622 = rg622 + (-rg621) * S(317);
     rg623 = rg623 + (-rg621) * S(318);
     rg624 = rg624 + (-rg621) * S(319);
     WRFGPU_SPLIT_BARRIER();
-    rg622 = -KPP_DIV((-rg622), S(320));
-    rg623 = rg623 + (-rg622) * S(321);
+    rg622 = -KPP_DIVR((-rg622), S(320), S(377));
+    T rp623;
+    rg623 = rg623 + (-rg622) * S(321); rp623 = KPP_RCP(rg623);
     S(323) = rg623;
+    S(378) = rp623;
     rg624 = rg624 + (-rg622) * S(322);
     S(324) = rg624;
-    rx57 = rx57 - rg602 * S(333) - rg603 * S(339) - rg604 * S(355) - rg605 * S(356) - rg606 * S(357) - rg607 * S(358) - rg608 * rx38 - rg609 * rx39 - rg610 * S(361) - rg611 * S(364) - rg612 * S(365) - rg613 * S(366) - rg614 * S(369) - rg615 * S(370) - rg616 * S(371) - rg617 * S(372) - rg618 * S(373) - rg619 * S(374) - rg620 * S(375) - rg621 * S(376) - rg622 * S(377);
-    S(378) = rx57;
+    rx57 = rx57 - rg602 * S(387) - rg603 * S(393) - rg604 * S(409) - rg605 * S(410) - rg606 * S(411) - rg607 * S(412) - rg608 * rx38 - rg609 * rx39 - rg610 * S(415) - rg611 * S(418) - rg612 * S(419) - rg613 * S(420) - rg614 * S(423) - rg615 * S(424) - rg616 * S(425) - rg617 * S(426) - rg618 * S(427) - rg619 * S(428) - rg620 * S(429) - rg621 * S(430) - rg622 * S(431);
+    S(432) = rx57;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx57 = KPP_DIV(rx57 - rg624 * S(379), rg623);
-    S(378) = rx57;
+    rx57 = KPP_DIVR(rx57 - rg624 * S(433), rg623, rp623);
+    S(432) = rx57;
     WRFGPU_SPLIT_BARRIER();
     V(295) = rx57;
     WRFGPU_SPLIT_BARRIER();
@@ -9489,11 +9612,11 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx5 = KPP_DIV(rx5 - rg32 * S(373), rg31);
+    rx5 = KPP_DIVR(rx5 - rg32 * S(427), rg31, rp31);
     V(546) = R(131) * V(115) * V(117);
     V(554) = R(139) * V(115) * V(115);
     WRFGPU_SPLIT_BARRIER();
-    rx0 = KPP_DIV(rx0 - rg1 * S(325) - rg2 * S(373), rg0);
+    rx0 = KPP_DIVR(rx0 - rg1 * S(379) - rg2 * S(427), rg0, rp0);
     V(243) = rx5;
     WRFGPU_SPLIT_BARRIER();
     V(238) = rx0;
@@ -9503,14 +9626,14 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(457) = R(42) * V(75);
     V(458) = R(43) * V(113) * V(119);
     WRFGPU_SPLIT_BARRIER();
-    rx47 = KPP_DIV(rx47 - rg357 * S(369) - rg358 * S(370) - rg359 * S(371) - rg360 * S(372) - rg361 * S(373) - rg362 * S(374) - rg363 * S(375) - rg364 * S(376) - rg365 * S(377) - rg366 * rx57 - rg367 * S(379), rg356);
-    S(368) = rx47;
-    rx39 = KPP_DIV(rx39 - rg231 * S(366) - rg232 * S(371) - rg233 * S(372) - rg234 * S(373) - rg235 * S(374) - rg236 * S(375) - rg237 * rx57, rg230);
-    S(360) = rx39;
-    rx38 = KPP_DIV(rx38 - rg221 * S(365) - rg222 * S(371) - rg223 * S(372) - rg224 * S(373) - rg225 * S(374) - rg226 * S(375) - rg227 * rx57 - rg228 * S(379), rg220);
+    rx47 = KPP_DIVR(rx47 - rg357 * S(423) - rg358 * S(424) - rg359 * S(425) - rg360 * S(426) - rg361 * S(427) - rg362 * S(428) - rg363 * S(429) - rg364 * S(430) - rg365 * S(431) - rg366 * rx57 - rg367 * S(433), rg356, rp356);
+    S(422) = rx47;
+    rx39 = KPP_DIVR(rx39 - rg231 * S(420) - rg232 * S(425) - rg233 * S(426) - rg234 * S(427) - rg235 * S(428) - rg236 * S(429) - rg237 * rx57, rg230, rp230);
+    S(414) = rx39;
+    rx38 = KPP_DIVR(rx38 - rg221 * S(419) - rg222 * S(425) - rg223 * S(426) - rg224 * S(427) - rg225 * S(428) - rg226 * S(429) - rg227 * rx57 - rg228 * S(433), rg220, rp220);
     V(61) = V(0) + (T)a10 * V(238);
     WRFGPU_SPLIT_BARRIER();
-    rx1 = KPP_DIV(rx1 - rg4 * S(344) - rg5 * S(347) - rg6 * S(348) - rg7 * S(349) - rg8 * S(366), rg3);
+    rx1 = KPP_DIVR(rx1 - rg4 * S(398) - rg5 * S(401) - rg6 * S(402) - rg7 * S(403) - rg8 * S(420), rg3, rp3);
     V(276) = rx38;
     V(277) = rx39;
     V(285) = rx47;
@@ -9528,7 +9651,7 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     V(451) = R(36) * V(106) * V(119);
     rx0 = V(179) + (T)hc10 * V(238);
     rx5 = V(184) + (T)hc10 * V(243);
-    S(326) = rx5;
+    S(380) = rx5;
     WRFGPU_SPLIT_BARRIER();
     V(62) = V(1) + (T)a10 * V(239);
     V(515) = R(100) * V(84) * V(106);
@@ -9553,29 +9676,29 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rx47 = V(226) + (T)hc10 * V(285);
     rx57 = V(236) + (T)hc10 * V(295);
     WRFGPU_SPLIT_BARRIER();
-    rx38 = rx38 - rg216 * S(328) - rg217 * S(329) - rg218 * S(342) - rg219 * S(343);
-    S(359) = rx38;
-    rx39 = rx39 - rg229 * S(344);
-    S(360) = rx39;
+    rx38 = rx38 - rg216 * S(382) - rg217 * S(383) - rg218 * S(396) - rg219 * S(397);
+    S(413) = rx38;
+    rx39 = rx39 - rg229 * S(398);
+    S(414) = rx39;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx47 = rx47 - rg343 * S(336) - rg344 * S(347) - rg345 * S(348) - rg346 * S(349) - rg347 * S(357) - rg348 * S(358) - rg349 * rx39 - rg350 * S(361) - rg351 * S(362) - rg352 * S(364) - rg353 * S(365) - rg354 * S(366) - rg355 * S(367);
-    S(368) = rx47;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx47 = rx47 - rg343 * S(390) - rg344 * S(401) - rg345 * S(402) - rg346 * S(403) - rg347 * S(411) - rg348 * S(412) - rg349 * rx39 - rg350 * S(415) - rg351 * S(416) - rg352 * S(418) - rg353 * S(419) - rg354 * S(420) - rg355 * S(421);
+    S(422) = rx47;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx57 = rx57 - rg602 * S(333) - rg603 * S(339) - rg604 * S(355) - rg605 * S(356) - rg606 * S(357) - rg607 * S(358) - rg608 * rx38 - rg609 * rx39 - rg610 * S(361) - rg611 * S(364) - rg612 * S(365) - rg613 * S(366) - rg614 * S(369) - rg615 * S(370) - rg616 * S(371) - rg617 * S(372) - rg618 * S(373) - rg619 * S(374) - rg620 * S(375) - rg621 * S(376) - rg622 * S(377);
-    S(378) = rx57;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx57 = KPP_DIV(rx57 - rg624 * S(379), rg623);
-    S(378) = rx57;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx57 = rx57 - rg602 * S(387) - rg603 * S(393) - rg604 * S(409) - rg605 * S(410) - rg606 * S(411) - rg607 * S(412) - rg608 * rx38 - rg609 * rx39 - rg610 * S(415) - rg611 * S(418) - rg612 * S(419) - rg613 * S(420) - rg614 * S(423) - rg615 * S(424) - rg616 * S(425) - rg617 * S(426) - rg618 * S(427) - rg619 * S(428) - rg620 * S(429) - rg621 * S(430) - rg622 * S(431);
+    S(432) = rx57;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx57 = KPP_DIVR(rx57 - rg624 * S(433), rg623, rp623);
+    S(432) = rx57;
     WRFGPU_SPLIT_BARRIER();
     V(354) = rx57;
     WRFGPU_SPLIT_BARRIER();
@@ -9583,23 +9706,23 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx5 = KPP_DIV(rx5 - rg32 * S(373), rg31);
+    rx5 = KPP_DIVR(rx5 - rg32 * S(427), rg31, rp31);
     WRFGPU_SPLIT_BARRIER();
-    rx0 = KPP_DIV(rx0 - rg1 * S(325) - rg2 * S(373), rg0);
+    rx0 = KPP_DIVR(rx0 - rg1 * S(379) - rg2 * S(427), rg0, rp0);
     V(302) = rx5;
     WRFGPU_SPLIT_BARRIER();
     V(297) = rx0;
     rx5 = V(184) + (T)hc20 * V(243) + (T)hc21 * V(302);
-    S(326) = rx5;
+    S(380) = rx5;
     WRFGPU_SPLIT_BARRIER();
-    rx47 = KPP_DIV(rx47 - rg357 * S(369) - rg358 * S(370) - rg359 * S(371) - rg360 * S(372) - rg361 * S(373) - rg362 * S(374) - rg363 * S(375) - rg364 * S(376) - rg365 * S(377) - rg366 * rx57 - rg367 * S(379), rg356);
-    S(368) = rx47;
-    rx39 = KPP_DIV(rx39 - rg231 * S(366) - rg232 * S(371) - rg233 * S(372) - rg234 * S(373) - rg235 * S(374) - rg236 * S(375) - rg237 * rx57, rg230);
-    S(360) = rx39;
-    rx38 = KPP_DIV(rx38 - rg221 * S(365) - rg222 * S(371) - rg223 * S(372) - rg224 * S(373) - rg225 * S(374) - rg226 * S(375) - rg227 * rx57 - rg228 * S(379), rg220);
+    rx47 = KPP_DIVR(rx47 - rg357 * S(423) - rg358 * S(424) - rg359 * S(425) - rg360 * S(426) - rg361 * S(427) - rg362 * S(428) - rg363 * S(429) - rg364 * S(430) - rg365 * S(431) - rg366 * rx57 - rg367 * S(433), rg356, rp356);
+    S(422) = rx47;
+    rx39 = KPP_DIVR(rx39 - rg231 * S(420) - rg232 * S(425) - rg233 * S(426) - rg234 * S(427) - rg235 * S(428) - rg236 * S(429) - rg237 * rx57, rg230, rp230);
+    S(414) = rx39;
+    rx38 = KPP_DIVR(rx38 - rg221 * S(419) - rg222 * S(425) - rg223 * S(426) - rg224 * S(427) - rg225 * S(428) - rg226 * S(429) - rg227 * rx57 - rg228 * S(433), rg220, rp220);
     rx0 = V(179) + (T)hc20 * V(238) + (T)hc21 * V(297);
     WRFGPU_SPLIT_BARRIER();
-    rx1 = KPP_DIV(rx1 - rg4 * S(344) - rg5 * S(347) - rg6 * S(348) - rg7 * S(349) - rg8 * S(366), rg3);
+    rx1 = KPP_DIVR(rx1 - rg4 * S(398) - rg5 * S(401) - rg6 * S(402) - rg7 * S(403) - rg8 * S(420), rg3, rp3);
     V(335) = rx38;
     V(336) = rx39;
     V(344) = rx47;
@@ -9611,29 +9734,29 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     rx57 = V(236) + (T)hc20 * V(295) + (T)hc21 * V(354);
     WRFGPU_SPLIT_BARRIER();
     rx1 = V(180) + (T)hc20 * V(239) + (T)hc21 * V(298);
-    rx38 = rx38 - rg216 * S(328) - rg217 * S(329) - rg218 * S(342) - rg219 * S(343);
-    S(359) = rx38;
-    rx39 = rx39 - rg229 * S(344);
-    S(360) = rx39;
+    rx38 = rx38 - rg216 * S(382) - rg217 * S(383) - rg218 * S(396) - rg219 * S(397);
+    S(413) = rx38;
+    rx39 = rx39 - rg229 * S(398);
+    S(414) = rx39;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx47 = rx47 - rg343 * S(336) - rg344 * S(347) - rg345 * S(348) - rg346 * S(349) - rg347 * S(357) - rg348 * S(358) - rg349 * rx39 - rg350 * S(361) - rg351 * S(362) - rg352 * S(364) - rg353 * S(365) - rg354 * S(366) - rg355 * S(367);
-    S(368) = rx47;
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
-    WRFGPU_SPLIT_BARRIER();
+    rx47 = rx47 - rg343 * S(390) - rg344 * S(401) - rg345 * S(402) - rg346 * S(403) - rg347 * S(411) - rg348 * S(412) - rg349 * rx39 - rg350 * S(415) - rg351 * S(416) - rg352 * S(418) - rg353 * S(419) - rg354 * S(420) - rg355 * S(421);
+    S(422) = rx47;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx57 = rx57 - rg602 * S(333) - rg603 * S(339) - rg604 * S(355) - rg605 * S(356) - rg606 * S(357) - rg607 * S(358) - rg608 * rx38 - rg609 * rx39 - rg610 * S(361) - rg611 * S(364) - rg612 * S(365) - rg613 * S(366) - rg614 * S(369) - rg615 * S(370) - rg616 * S(371) - rg617 * S(372) - rg618 * S(373) - rg619 * S(374) - rg620 * S(375) - rg621 * S(376) - rg622 * S(377);
-    S(378) = rx57;
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx57 = KPP_DIV(rx57 - rg624 * S(379), rg623);
-    S(378) = rx57;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx57 = rx57 - rg602 * S(387) - rg603 * S(393) - rg604 * S(409) - rg605 * S(410) - rg606 * S(411) - rg607 * S(412) - rg608 * rx38 - rg609 * rx39 - rg610 * S(415) - rg611 * S(418) - rg612 * S(419) - rg613 * S(420) - rg614 * S(423) - rg615 * S(424) - rg616 * S(425) - rg617 * S(426) - rg618 * S(427) - rg619 * S(428) - rg620 * S(429) - rg621 * S(430) - rg622 * S(431);
+    S(432) = rx57;
+    WRFGPU_SPLIT_BARRIER();
+    WRFGPU_SPLIT_BARRIER();
+    rx57 = KPP_DIVR(rx57 - rg624 * S(433), rg623, rp623);
+    S(432) = rx57;
     WRFGPU_SPLIT_BARRIER();
     V(413) = rx57;
     WRFGPU_SPLIT_BARRIER();
@@ -9642,22 +9765,22 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
     WRFGPU_SPLIT_BARRIER();
-    rx5 = KPP_DIV(rx5 - rg32 * S(373), rg31);
+    rx5 = KPP_DIVR(rx5 - rg32 * S(427), rg31, rp31);
     WRFGPU_SPLIT_BARRIER();
-    rx0 = KPP_DIV(rx0 - rg1 * S(325) - rg2 * S(373), rg0);
+    rx0 = KPP_DIVR(rx0 - rg1 * S(379) - rg2 * S(427), rg0, rp0);
     V(361) = rx5;
     WRFGPU_SPLIT_BARRIER();
     V(356) = rx0;
     { const T yi = V(5); T yn = yi + (T)m0 * V(243) + (T)m1 * V(302) + (T)m2 * V(361); T ye = T(0) + (T)e0 * V(243) + (T)e1 * V(302) + (T)e2 * V(361); V(66) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(576) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx47 = KPP_DIV(rx47 - rg357 * S(369) - rg358 * S(370) - rg359 * S(371) - rg360 * S(372) - rg361 * S(373) - rg362 * S(374) - rg363 * S(375) - rg364 * S(376) - rg365 * S(377) - rg366 * rx57 - rg367 * S(379), rg356);
-    S(368) = rx47;
-    rx39 = KPP_DIV(rx39 - rg231 * S(366) - rg232 * S(371) - rg233 * S(372) - rg234 * S(373) - rg235 * S(374) - rg236 * S(375) - rg237 * rx57, rg230);
-    S(360) = rx39;
-    rx38 = KPP_DIV(rx38 - rg221 * S(365) - rg222 * S(371) - rg223 * S(372) - rg224 * S(373) - rg225 * S(374) - rg226 * S(375) - rg227 * rx57 - rg228 * S(379), rg220);
+    rx47 = KPP_DIVR(rx47 - rg357 * S(423) - rg358 * S(424) - rg359 * S(425) - rg360 * S(426) - rg361 * S(427) - rg362 * S(428) - rg363 * S(429) - rg364 * S(430) - rg365 * S(431) - rg366 * rx57 - rg367 * S(433), rg356, rp356);
+    S(422) = rx47;
+    rx39 = KPP_DIVR(rx39 - rg231 * S(420) - rg232 * S(425) - rg233 * S(426) - rg234 * S(427) - rg235 * S(428) - rg236 * S(429) - rg237 * rx57, rg230, rp230);
+    S(414) = rx39;
+    rx38 = KPP_DIVR(rx38 - rg221 * S(419) - rg222 * S(425) - rg223 * S(426) - rg224 * S(427) - rg225 * S(428) - rg226 * S(429) - rg227 * rx57 - rg228 * S(433), rg220, rp220);
     { const T yi = V(0); T yn = yi + (T)m0 * V(238) + (T)m1 * V(297) + (T)m2 * V(356); T ye = T(0) + (T)e0 * V(238) + (T)e1 * V(297) + (T)e2 * V(356); V(61) = yn; const double a_ = fabs((double)yi), b_ = fabs((double)yn); const double ymax = a_ > b_ ? a_ : b_; const double scale = atol + rtol * ymax; const double q = KPP_DIV((double)ye, scale); V(571) = q * q; }
     WRFGPU_SPLIT_BARRIER();
-    rx1 = KPP_DIV(rx1 - rg4 * S(344) - rg5 * S(347) - rg6 * S(348) - rg7 * S(349) - rg8 * S(366), rg3);
+    rx1 = KPP_DIVR(rx1 - rg4 * S(398) - rg5 * S(401) - rg6 * S(402) - rg7 * S(403) - rg8 * S(420), rg3, rp3);
     V(394) = rx38;
     V(395) = rx39;
     V(403) = rx47;
@@ -9676,6 +9799,8 @@ WRFGPU_KPP_SPLIT int split_step(T* pub, const T* r, T* gv, int warp, int lane, c
 #undef R
 #undef V
 #undef KPP_DIV
+#undef KPP_DIVR
+#undef KPP_RCP
 
 }  // inline namespace phys_<mode>
 }  // namespace kpp_radm2sorg
