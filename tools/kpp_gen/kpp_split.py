@@ -207,7 +207,44 @@ class Step:
         st.append(St([self.vec('errsum', 0)], [self.vec('err', i) for i in range(self.m.nvar)],
                      '{ double s_ = 0.0; ' + ' '.join('s_ = s_ + V(%d);' % (e + i) for i in range(self.m.nvar)) +
                      ' V(%d) = s_; }' % self.off['errsum']))
-        return st
+        return chunk_forward_rows(st)
+
+
+FWD_ROW = re.compile(r'X\((\d+)\) = X\(\1\)((?: - G\(\d+\) \* X\(\d+\))+);$')
+FWD_TERM = re.compile(r' - G\((\d+)\) \* X\((\d+)\)')
+
+
+def chunk_forward_rows(st):
+    """A forward-solve row X(i) = X(i) - G(a1)*X(c1) - G(a2)*X(c2) - ... as one statement per run
+    of terms whose X(c) are ready at one dependency level: a term starts a new statement where
+    its X(c) is written at a later level than the run's. The subtractions stay in their order
+    (each statement continues from X(i) as the last left it), so the bits are the same; but the
+    terms whose X(c) are long known no longer wait for the row's last ones. The last rows of
+    the solve (the inorganic species, 10-40 terms each) form a chain in which each row needs the
+    one before: whole, each sat alone between two barriers while the other warps waited (docs/
+    radm2sorg.md, "Forward-solve rows in runs")."""
+    lv = levels(st)
+    written, out = {}, []
+    for k, s in enumerate(st):
+        m = FWD_ROW.match(s.code)
+        if m:
+            i = int(m.group(1))
+            runs, ready = [], None
+            for a, c in FWD_TERM.findall(m.group(2)):
+                r = written.get(('x', int(c)), -1)
+                if ready is None or r > ready:
+                    runs.append([])
+                    ready = r
+                runs[-1].append((int(a), int(c)))
+            for ts in runs:
+                reads = [('x', i)] + [v for a, c in ts for v in (('g', a), ('x', c))]
+                out.append(St([('x', i)], reads,
+                              'X(%d) = X(%d)%s;' % (i, i, ''.join(' - G(%d) * X(%d)' % t for t in ts))))
+        else:
+            out.append(s)
+        for w in s.writes:
+            written[w] = lv[k]
+    return out
 
 
 def levels(st):
