@@ -219,10 +219,10 @@ def chunk_forward_rows(st):
     of terms whose X(c) are ready at one dependency level: a term starts a new statement where
     its X(c) is written at a later level than the run's. The subtractions stay in their order
     (each statement continues from X(i) as the last left it), so the bits are the same; but the
-    terms whose X(c) are long known no longer wait for the row's last ones. The last rows of
-    the solve (the inorganic species, 10-40 terms each) form a chain in which each row needs the
-    one before: whole, each sat alone between two barriers while the other warps waited (docs/
-    radm2sorg.md, "Forward-solve rows in runs")."""
+    terms whose X(c) are long known no longer wait for the row's last ones. The last nine rows
+    of the solve (the inorganic species, 13-40 terms each) form a chain in which each row needs
+    the ones before: whole, each sat alone between two barriers while the other warps waited
+    (docs/radm2sorg.md, "Pivot reciprocals computed once; forward-solve rows in runs")."""
     lv = levels(st)
     written, out = {}, []
     for k, s in enumerate(st):
