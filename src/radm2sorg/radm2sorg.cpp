@@ -288,6 +288,7 @@ static Stats run_batch(const Options& opt, std::size_t ncell, float* state, cons
     (opt.mode == Mode::Strict ? strict::run_gpu : fast::run_gpu)(
         co, use_float, ncell, cio, map, cells, opt.gpu_batch, solver, es, &call_check, &gt);
     s.gpu_solver = gt.solver;
+    s.gpu_split_retries = gt.split_retries;
     expected.reset();  // the history may now refill its own counts in place
     if (longest) step_history().put(key, s.nstp.data(), ncell);
     s.gpu_h2d_ms = gt.h2d_ms;

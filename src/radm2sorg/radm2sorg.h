@@ -99,6 +99,9 @@ struct Stats {
   // GPU: the cells were handed out longest first, by the previous call's step counts
   bool gpu_longest_first = false;
   GpuSolver gpu_solver = GpuSolver::Auto;  // GPU: the solver that ran (Warp, Lane or Split)
+  // GPU, split solver: step attempts of a block of 32 cells run again with the plain division
+  // because a division of one of its lanes left nvcc's fast path (kpp_split.h)
+  unsigned long long gpu_split_retries = 0;
 };
 
 // Dense batch: state[kNState*ncell] (ppmv/ppm, in/out, field order: chem species in KPP

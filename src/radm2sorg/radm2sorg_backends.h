@@ -16,6 +16,8 @@ struct GpuTimes {
   double h2d_ms = 0, kernel_ms = 0, d2h_ms = 0;
   double check_ms = 0;  // host: the input checks run during the call (CellCheck), wall time
   GpuSolver solver = GpuSolver::Auto;  // the one that ran
+  // the split kernel: block passes whose step attempt ran again with the plain division
+  unsigned long long split_retries = 0;
 };
 
 // The warp kernel's hand-out order for n cells: their indices by descending expected step

@@ -237,11 +237,12 @@ struct Slot {
   DeviceBuffer<int> stats;
   DeviceBuffer<double> scratch;           // the cells' records (kCellVals), reinterpreted for float
   DeviceBuffer<double> lane_scratch;      // the lane kernel's per-warp blocks, likewise
-  DeviceBuffer<unsigned long long> next;  // the next cell to take
+  DeviceBuffer<unsigned long long> next;  // the next cell to take; [1]: the split kernel's retries
   DeviceBuffer<unsigned> order;           // hand-out order (expected_steps)
   PinnedBuffer<float> h_state, h_met, h_state_out, h_vdrog3;
   PinnedBuffer<unsigned> h_order;
   PinnedBuffer<int> h_stats;
+  PinnedBuffer<unsigned long long> h_retries;
 };
 constexpr int kSlots = 2;
 struct Context {
@@ -341,9 +342,11 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     steps.check_later = [&]() { return check->good_from(std::min(ncell, (std::size_t)kSlots * chunk)); };
     steps.report_bad = [&]() { check->report(); };
   }
+  unsigned long long retries = 0;
   steps.unpack = [&](int i) {
     Slot& sl = S[i % kSlots];
     const std::size_t c0 = first_cell(i), n = cells_in(i);
+    if (split) retries += sl.h_retries.data()[0];
 #pragma omp parallel for schedule(static)
     for (int f = 0; f < nsf + nvf + 5; ++f) {
       if (f < nsf)
@@ -379,15 +382,15 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     unsigned* dord = expected_steps ? sl.order.data() : nullptr;
     const std::size_t want = (n + cfg->warps - 1) / cfg->warps;
     const unsigned grid = (unsigned)std::min<std::size_t>((std::size_t)cfg->per_sm * cfg->nsm, want);
-    unsigned long long* next = sl.next.reserve(1);
+    unsigned long long* next = sl.next.reserve(2);
     const unsigned tb1 = 128, b1 = (unsigned)((n + tb1 - 1) / tb1);
-    WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, sizeof(unsigned long long), st));
+    WRFGPU_CUDA_CHECK(cudaMemsetAsync(next, 0, 2 * sizeof(unsigned long long), st));
     team_prologue_kernel<T><<<b1, tb1, 0, st>>>(opt, map, n, ds, dm, scr);
     WRFGPU_CUDA_CHECK_LAUNCH("team_prologue_kernel");
     if (split) {
       const int blocks = split_blocks(n);
       double* ss = sl.lane_scratch.reserve(split_scratch_values(blocks));
-      launch_split(opt, n, reinterpret_cast<double*>(scr), dst, next, dord, ss, blocks, st);
+      launch_split(opt, n, reinterpret_cast<double*>(scr), dst, next, dord, ss, blocks, next + 1, st);
     } else if (lane) {
       const int warps = lane_warps<T>(n);
       T* ls = reinterpret_cast<T*>(sl.lane_scratch.reserve(
@@ -412,6 +415,9 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
                                         cudaMemcpyDeviceToHost, st));
     WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_stats.data(), sl.stats.data(), 5 * n * sizeof(int),
                                       cudaMemcpyDeviceToHost, st));
+    if (split)
+      WRFGPU_CUDA_CHECK(cudaMemcpyAsync(sl.h_retries.reserve(1), sl.next.data() + 1, sizeof(unsigned long long),
+                                        cudaMemcpyDeviceToHost, st));
   };
 
   const StagedTimes t = ctx.pipe.run(plan, steps);
@@ -421,6 +427,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
     times->d2h_ms = t.d2h_ms;
     times->check_ms = t.check_later_ms;
     times->solver = split ? GpuSolver::Split : lane ? GpuSolver::Lane : GpuSolver::Warp;
+    times->split_retries = retries;
   }
 }
 

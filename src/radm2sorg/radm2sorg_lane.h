@@ -57,10 +57,11 @@ bool split_supports(const CellOptions& opt, bool use_float);
 // split_scratch_values(blocks) doubles of device scratch.
 int split_blocks(std::size_t ncell);
 std::size_t split_scratch_values(int blocks);
-// As launch_lane, on records of doubles.
+// As launch_lane, on records of doubles; *retries (zeroed by the caller) counts the block
+// passes whose attempt ran again with the plain division.
 void launch_split(const CellOptions& opt, std::size_t ncell, double* cells, int* stats,
                   unsigned long long* next, const unsigned* order, double* scratch, int blocks,
-                  cudaStream_t st);
+                  unsigned long long* retries, cudaStream_t st);
 
 }  // namespace WRFGPU_MODE_NS
 }  // namespace radm2sorg

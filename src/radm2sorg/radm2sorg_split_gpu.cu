@@ -75,7 +75,8 @@ __device__ kpp::SplitScalars split_scalars(const kpp::RosLane& L, const kpp::Ros
 __global__ void __launch_bounds__(kThreads, 1)
     radm2sorg_split_kernel(CellOptions opt, std::size_t ncell, double* __restrict__ cells,
                            int* __restrict__ stats, unsigned long long* __restrict__ next,
-                           const unsigned* __restrict__ order, double* scratch) {
+                           const unsigned* __restrict__ order, double* scratch,
+                           unsigned long long* __restrict__ retries) {
   extern __shared__ double split_smem[];
   double* pub = split_smem;
   double* r = pub + sp::SLOTS * 32;
@@ -154,8 +155,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     {
       const kpp::SplitScalars sc = sh.sc[lane];
       int f = mech::split_step<double, false>(pub, r, gv, warp, lane, sc);
-      if (__syncthreads_or(f & kpp::SPLIT_INEXACT))
+      if (__syncthreads_or(f & kpp::SPLIT_INEXACT)) {
+        if (threadIdx.x == 0) atomicAdd(retries, 1ull);
         f = mech::split_step<double, true>(pub, r, gv, warp, lane, sc);
+      }
       sh.sing[warp][lane] = f & kpp::SPLIT_SINGULAR;
     }
     __syncthreads();
@@ -276,9 +279,10 @@ std::size_t split_scratch_values(int blocks) { return (std::size_t)blocks * sp::
 
 void launch_split(const CellOptions& opt, std::size_t ncell, double* cells, int* stats,
                   unsigned long long* next, const unsigned* order, double* scratch, int blocks,
-                  cudaStream_t st) {
+                  unsigned long long* retries, cudaStream_t st) {
   split_launch();
-  radm2sorg_split_kernel<<<blocks, kThreads, kSmemBytes, st>>>(opt, ncell, cells, stats, next, order, scratch);
+  radm2sorg_split_kernel<<<blocks, kThreads, kSmemBytes, st>>>(opt, ncell, cells, stats, next, order, scratch,
+                                                               retries);
   WRFGPU_CUDA_CHECK_LAUNCH("radm2sorg_split_kernel");
 }
 

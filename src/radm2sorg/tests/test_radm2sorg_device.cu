@@ -99,6 +99,7 @@ static WRFGPU_HD float powf(float x, float y) { return (float)wrfgpu_devtest_lib
 #define WRFGPU_MODE_NS strict_devtest
 #include "radm2sorg.h"
 #include "radm2sorg_capture.h"
+#include "kpp_split.h"
 
 namespace {
 
@@ -830,4 +831,80 @@ TEST(Radm2sorgDevice, Integration) {
   EXPECT_GT(too_many, 0) << "cells ending with IERR -6";
   std::printf("%d cell integrations (8 variants, 3 captures), %ld steps, %d cells with rejected steps, %d "
               "with IERR -6; each run on the GPU with both layouts\n", cells, steps, rejected, too_many);
+}
+
+// (g) kpp_split.h, the split kernel's division: on the device, nvcc's fast path without its
+// branch (split_rcp once per divisor, split_div_r per division) and a flag where the fast path
+// does not cover the operands; the kernel then divides again with `/` (the attempt's plain
+// copy). Here each flagged quotient is taken from `/` likewise, so every result must be the host's
+// a / b, bit for bit, over numerators and divisors from the smallest subnormal to the largest
+// double, both signs, zeros and infinities (no NaN: its bits are the platform's). Out: the
+// quotient as the kernel uses it through split_div_r and through split_div; on the device, the
+// flags (1: the division was done again).
+namespace {
+struct SplitDivF {
+  const double* ab;  // a, b per item
+  static constexpr int nout = 4;
+  WRFGPU_HD void operator()(int n, double* o) const {
+    const double a = ab[2 * n], b = ab[2 * n + 1];
+    bool off = false;
+    const double r = kpp::split_rcp<false>(b, off);
+    const double q = kpp::split_div_r<false>(a, b, r, off);
+    bool off2 = false;
+    const double q2 = kpp::split_div<false>(a, b, off2);
+    o[0] = off ? a / b : q;
+    o[1] = off2 ? a / b : q2;
+    o[2] = off ? 1.0 : 0.0;  // always 0 on the host
+    o[3] = off2 ? 1.0 : 0.0;
+  }
+};
+}  // namespace
+
+TEST(Radm2sorgDevice, SplitDivision) {
+  WRFGPU_REQUIRE_GPU();
+  std::vector<double> ab;
+  const double special[] = {0.0, 4.9406564584124654e-324, 1e-310, DBL_MIN, 1e-300, 0x1p-968, 0x1p-966,
+                            1e-200, 1e-30, 0.75, 1.0, 3.7, 1e30, 1e200, 1e300, 0x1p1016, 0x1p1018,
+                            DBL_MAX, INFINITY};
+  for (double a : special)
+    for (double b : special)
+      for (int sg = 0; sg < 4; ++sg) {
+        if (b == 0.0 || (std::isinf(a) && std::isinf(b))) continue;  // NaN quotients left out
+        ab.push_back(sg & 1 ? -a : a);
+        ab.push_back(sg & 2 ? -b : b);
+      }
+  const std::size_t nspecial = ab.size() / 2;
+  // log-uniform over every exponent, and over the exponents of the chemistry's values
+  for (int k = 0; k < 40000; ++k) {
+    const bool wide = k % 2 == 0;
+    const double ea = wide ? unif(-1074.0, 1023.0) : unif(-250.0, 250.0);
+    const double eb = wide ? unif(-1074.0, 1023.0) : unif(-250.0, 250.0);
+    ab.push_back((rng()() & 1 ? -1.0 : 1.0) * std::exp2(ea));
+    ab.push_back((rng()() & 1 ? -1.0 : 1.0) * std::exp2(eb));
+  }
+  const int n = (int)(ab.size() / 2);
+  DevArena a;
+  const SplitDivF fh{ab.data()}, fd{a.copy(ab)};
+  const Both r = run_both(fh, fd, n, SplitDivF::nout);
+  auto bits = [](double x) { std::uint64_t u; std::memcpy(&u, &x, 8); return u; };
+  int differ = 0, flagged = 0, flagged_narrow = 0;
+  for (int i = 0; i < n; ++i) {
+    const double* h = &r.host[(std::size_t)i * SplitDivF::nout];
+    const double* d = &r.dev[(std::size_t)i * SplitDivF::nout];
+    for (int j = 0; j < 2; ++j)
+      if (bits(h[j]) != bits(d[j]) && differ++ < 10)
+        ADD_FAILURE() << (j ? "split_div" : "split_div_r") << "(" << num(ab[2 * i]) << ", " << num(ab[2 * i + 1])
+                      << "): " << num(d[j]) << " (" << hexbits(d[j]) << ") against a / b = " << num(h[j]) << " ("
+                      << hexbits(h[j]) << ")";
+    EXPECT_EQ(d[2], d[3]) << "the two forms flag alike, item " << i;
+    flagged += d[2] != 0.0;
+    flagged_narrow += d[2] != 0.0 && i >= (int)nspecial && (i - (int)nspecial) % 2 == 1;
+  }
+  EXPECT_EQ(differ, 0);
+  // the fast path's limits show: zeros over huge divisors, subnormals, quotients out of range
+  EXPECT_GT(flagged, 1000);
+  // and it covers every division whose operands and quotient are within 2^-250..2^250
+  EXPECT_EQ(flagged_narrow, 0);
+  std::printf("%d divisions (%zu of special values), %d left nvcc's fast path (done again with /)\n", n,
+              nspecial, flagged);
 }
