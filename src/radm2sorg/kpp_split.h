@@ -57,7 +57,10 @@ constexpr int SPLIT_SINGULAR = 1, SPLIT_INEXACT = 2;
 // split_rcp sets `inexact` for a divisor whose high word is outside
 // [2^-120, inf) (there nvcc's code answers a zero numerator on its slow path, or its test of
 // 0 * b + q fails): the attempt is then run again with Exact true, so split_div_r's tests need
-// not look at b.
+// not look at b. The tests read high words as floats, so in double terms the fast path takes
+// divisors in about [2^-967, 2^1017), numerators from about 2^-967 and quotients from the
+// smallest normal double: values single-precision inputs do not come near (the retry never ran
+// on the benchmark's or WRF's cells; Radm2sorgDevice.SplitDivision tests the whole range).
 template <bool Exact>
 WRFGPU_HD double split_rcp(double b, bool& inexact) {
 #ifdef __CUDA_ARCH__
