@@ -45,10 +45,12 @@ TOK = re.compile(r'\b([GXP])\((\d+)\)')
 
 
 class St:
-    __slots__ = ('writes', 'reads', 'code')
+    """A statement: what it writes and reads, its code; a forward-solve row also keeps its row
+    and terms (chunk_forward_rows splits it)."""
+    __slots__ = ('writes', 'reads', 'code', 'fwd')
 
-    def __init__(self, writes, reads, code):
-        self.writes, self.reads, self.code = writes, reads, code
+    def __init__(self, writes, reads, code, fwd=None):
+        self.writes, self.reads, self.code, self.fwd = writes, reads, code, fwd
 
 
 class Step:
@@ -150,11 +152,7 @@ class Step:
     def solve(self):
         """kpp_solve as the generated code writes it (Gen.solve_rows)."""
         fwd, bwd = self.g.solve_rows()
-        st = []
-        for i, terms in fwd:
-            reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))]
-            t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
-            st.append(St([('x', i)], reads, 'X(%d) = %s;' % (i, t)))
+        st = [forward_row(i, terms) for i, terms in fwd]
         for i, terms, d in bwd:
             reads = [('x', i)] + [r for jj, c in terms for r in (('g', jj), ('x', c))] + [('g', d), ('p', d)]
             t = 'X(%d)' % i + ''.join(' - G(%d) * X(%d)' % tc for tc in terms)
@@ -210,8 +208,11 @@ class Step:
         return chunk_forward_rows(st)
 
 
-FWD_ROW = re.compile(r'X\((\d+)\) = X\(\1\)((?: - G\(\d+\) \* X\(\d+\))+);$')
-FWD_TERM = re.compile(r' - G\((\d+)\) \* X\((\d+)\)')
+def forward_row(i, terms):
+    """X(i) = X(i) - G(a1)*X(c1) - ..., the terms (a, c) in kpp_solve's order."""
+    reads = [('x', i)] + [v for a, c in terms for v in (('g', a), ('x', c))]
+    return St([('x', i)], reads, 'X(%d) = X(%d)%s;' % (i, i, ''.join(' - G(%d) * X(%d)' % t for t in terms)),
+              fwd=(i, terms))
 
 
 def chunk_forward_rows(st):
@@ -226,20 +227,16 @@ def chunk_forward_rows(st):
     lv = levels(st)
     written, out = {}, []
     for k, s in enumerate(st):
-        m = FWD_ROW.match(s.code)
-        if m:
-            i = int(m.group(1))
+        if s.fwd:
+            i, terms = s.fwd
             runs, ready = [], None
-            for a, c in FWD_TERM.findall(m.group(2)):
-                r = written.get(('x', int(c)), -1)
+            for a, c in terms:
+                r = written.get(('x', c), -1)
                 if ready is None or r > ready:
                     runs.append([])
                     ready = r
-                runs[-1].append((int(a), int(c)))
-            for ts in runs:
-                reads = [('x', i)] + [v for a, c in ts for v in (('g', a), ('x', c))]
-                out.append(St([('x', i)], reads,
-                              'X(%d) = X(%d)%s;' % (i, i, ''.join(' - G(%d) * X(%d)' % t for t in ts))))
+                runs[-1].append((a, c))
+            out += [forward_row(i, ts) for ts in runs]
         else:
             out.append(s)
         for w in s.writes:
