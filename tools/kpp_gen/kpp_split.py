@@ -137,7 +137,7 @@ class Step:
     def decomp(self):
         """kpp_decomp in place (Gen.decomp_ops): a row's work values W live in G itself (stored
         and reloaded exactly); a = -W(j)/JVS(diag j), W(j) = -a is G(kk) = -((-G(kk)) / G(d)),
-        written G(kk) = -KPP_DIV((-G(kk)), G(d)); W(c) = W(c) + a*JVS(jj) is
+        written G(kk) = -KPP_DIVR((-G(kk)), G(d), P(d)); W(c) = W(c) + a*JVS(jj) is
         G(c) = G(c) + (-G(kk)) * G(jj) (a = -G(kk) exactly)."""
         st = []
         for kind, t, a, b in self.g.decomp_ops():
@@ -417,7 +417,8 @@ def header(g, P=WARPS):
           "// live in its registers; S(k) is shared slot k ([slot][lane]). Every warp reaches",
           "// WRFGPU_SPLIT_BARRIER() as often as the others, from its own code (kpp_split.h). pub, r",
           "// and gv carry no __restrict__: other warps write them between barriers (with it, nvcc",
-          "// moved loads across the barriers). Every division is kpp::split_div (kpp_split.h): with",
+          "// moved loads across the barriers). Every division is kpp::split_div, or split_div_r with the",
+          "// pivot's reciprocal P(d) from split_rcp (kpp_split.h): with",
           "// Exact false the division's fast path without its branch, a lane whose operands it does not",
           "// cover setting SPLIT_INEXACT in the result, for the caller to run the attempt again with",
           "// Exact true (the plain division). Returns the warp's share of kpp_decomp's singular flag",

@@ -4096,7 +4096,8 @@ WRFGPU_KPP_SPLIT int split_step_serial(T* g, T* x, const T* r, T* gv, int lane, 
 // live in its registers; S(k) is shared slot k ([slot][lane]). Every warp reaches
 // WRFGPU_SPLIT_BARRIER() as often as the others, from its own code (kpp_split.h). pub, r
 // and gv carry no __restrict__: other warps write them between barriers (with it, nvcc
-// moved loads across the barriers). Every division is kpp::split_div (kpp_split.h): with
+// moved loads across the barriers). Every division is kpp::split_div, or split_div_r with the
+// pivot's reciprocal P(d) from split_rcp (kpp_split.h): with
 // Exact false the division's fast path without its branch, a lane whose operands it does not
 // cover setting SPLIT_INEXACT in the result, for the caller to run the attempt again with
 // Exact true (the plain division). Returns the warp's share of kpp_decomp's singular flag
