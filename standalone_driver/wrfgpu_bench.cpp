@@ -2,11 +2,18 @@
 // cases on the GPU and on the CPU backend (all cores), side by side, in one run.
 //
 //   wrfgpu_bench [--data DIR] [--work DIR] [--repeat N] [--cpu-repeat N] [--json FILE]
-//                [--kernels K,K...] [--quick] [--no-cpu] [--mode M]
+//                [--kernels K,K...] [--quick] [--no-cpu] [--mode M] [--reference K=CMD]...
 //
 // Each kernel's replay adapter registers its cases (src/<k>/replay/, RegisterBench in replay.h).
 // Cases are made from the bundled captures with the large-case tool (mirror tiling) and kept
 // in --work (default /tmp/wrfgpu_bench) for the next run. Speed is proven here, never in tests.
+//
+// --reference K=CMD runs CMD FILE on each of kernel K's case files after the library's rows, on
+// the same host in the same run: WRF's own Fortran of the kernel, in a timing harness the user
+// builds from WRF (this repository holds no WRF code; docs/performance.md, "RADM2SORG against
+// WRF-Chem's own Fortran", names what such a harness does). CMD prints, for each timed call,
+// a line `NAME ... cells=N ... ms=T` (NAME the row's backend, e.g. fortran-16proc); the rows
+// are the median of each NAME's lines, and the speed-ups are given against them too.
 #include <omp.h>
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +23,7 @@
 #include <dirent.h>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -92,6 +100,59 @@ std::set<std::string> kernel_option(const std::string& v) {
   return want;
 }
 
+// --reference K=CMD
+std::pair<std::string, std::string> reference_option(const std::string& v) {
+  const std::size_t eq = v.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+    throw InputError("option --reference '" + v + "': expected KERNEL=COMMAND");
+  std::string k = v.substr(0, eq);
+  if (bench_aliases().count(k)) k = bench_aliases()[k];
+  kernel_option(k);  // an unknown kernel is an error here, before minutes of measuring
+  return {k, v.substr(eq + 1)};
+}
+
+// One reference command's timings of a case: its lines `NAME ... cells=N ... ms=T`, grouped by
+// NAME. A command that fails, prints no timing or names another number of cells than the case
+// holds is an error naming the command and the file.
+std::vector<std::pair<std::string, std::vector<double>>> run_reference(const std::string& cmd,
+                                                                       const std::string& file,
+                                                                       long cells) {
+  std::string q = "'";
+  for (char ch : file) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  q += "'";
+  const std::string full = cmd + " " + q;
+  std::fflush(stdout);
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) throw RuntimeError("--reference: cannot run '" + full + "': " + std::strerror(errno));
+  std::vector<std::pair<std::string, std::vector<double>>> out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::fputs(buf, stdout);  // the harness's own report, as printed
+    std::stringstream in(buf);
+    std::string name, tok;
+    double ms = -1;
+    long n = -1;
+    in >> name;
+    while (in >> tok) {
+      if (tok.rfind("ms=", 0) == 0) ms = std::strtod(tok.c_str() + 3, nullptr);
+      else if (tok.rfind("cells=", 0) == 0) n = std::strtol(tok.c_str() + 6, nullptr, 10);
+    }
+    if (ms < 0) continue;
+    if (n != cells)
+      throw RuntimeError("--reference: '" + full + "' timed " + std::to_string(n) + " cells, the case " +
+                         file + " has " + std::to_string(cells));
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == name; });
+    if (it == out.end()) out.push_back({name, {}}), it = out.end() - 1;
+    it->second.push_back(ms);
+  }
+  const int rc = pclose(p);
+  if (rc != 0)
+    throw RuntimeError("--reference: '" + full + "' failed (status " + std::to_string(rc) + ")");
+  if (out.empty())
+    throw RuntimeError("--reference: '" + full + "' printed no line with cells= and ms=");
+  return out;
+}
+
 PhaseTimes median(std::vector<PhaseTimes> v) {
   std::sort(v.begin(), v.end(), [](const PhaseTimes& a, const PhaseTimes& b) { return a.total_ms < b.total_ms; });
   return v[v.size() / 2];
@@ -105,6 +166,7 @@ int main(int argc, char** argv) {
   try {
     std::string data = "test_data", work = "/tmp/wrfgpu_bench", json = "bench.json";
     std::set<std::string> kernels;  // empty: all
+    std::map<std::string, std::vector<std::string>> refs;  // --reference: kernel -> commands
     int repeat = 10, cpu_repeat = 3;
     bool quick = false, no_cpu = false;
     Mode mode = Mode::Strict;
@@ -123,6 +185,10 @@ int main(int argc, char** argv) {
       else if (a == "--mode") mode = parse_mode(val());
       else if (a == "--quick") quick = true;
       else if (a == "--no-cpu") no_cpu = true;
+      else if (a == "--reference") {
+        auto r = reference_option(val());
+        refs[r.first].push_back(r.second);
+      }
       else throw InputError("unknown option '" + a + "'");
     }
     // Checked before minutes of measuring: where the cases come from and where the JSON goes.
@@ -235,6 +301,20 @@ int main(int argc, char** argv) {
         Row row{cd.kernel, cd.label, be, b == Backend::Gpu, prec == 1, median(ts), rp->work(), n};
         rows.push_back(row);
       }
+      // WRF's own code on the same case file, after the library's rows (--reference).
+      if (refs.count(cd.kernel))
+        for (const std::string& cmd : refs[cd.kernel]) {
+          const WorkCounts w = rp->work();
+          for (auto& named : run_reference(cmd, file, (long)w.cells)) {
+            std::vector<PhaseTimes> ts;
+            for (double ms : named.second) {
+              PhaseTimes t;
+              t.kernel_ms = t.total_ms = ms;
+              ts.push_back(t);
+            }
+            rows.push_back(Row{cd.kernel, cd.label, named.first, false, false, median(ts), w, (int)ts.size()});
+          }
+        }
       } catch (const std::exception& e) {
         // One case that cannot run does not hide the others.
         std::printf("\n[%s %s] FAILED: %s\n", cd.kernel.c_str(), cd.label.c_str(), e.what());
@@ -280,9 +360,10 @@ int main(int argc, char** argv) {
       if (r.gpu)
         for (auto& q : rows)
           if (q.kernel == r.kernel && q.label == r.label && !q.gpu && q.single == r.single)
-            std::printf("speed-up %s %s (%s): GPU end-to-end %.2fx, GPU kernel %.2fx over the CPU backend\n",
+            std::printf("speed-up %s %s (%s): GPU end-to-end %.2fx, GPU kernel %.2fx over %s\n",
                         r.kernel.c_str(), r.label.c_str(), r.backend.c_str(), q.t.total_ms / r.t.total_ms,
-                        q.t.total_ms / r.t.kernel_ms);
+                        q.t.total_ms / r.t.kernel_ms,
+                        q.backend == "cpu" ? "the CPU backend" : q.backend.c_str());
 
     std::ofstream o(json);
     o << "{\"schema\": \"wrfgpu-bench-1\", \"version\": \"" << WRFGPU_VERSION << "\", \"mode\": \""

@@ -152,4 +152,20 @@ want "bench --kernels radm2sorg (alias), no captures" 1 "nothing was measured" \
 want "bench --data /nonexistent" 2 "--data /nonexistent: no such folder" $bench --data /nonexistent
 want "bench --no-cpu without a GPU" 1 "nothing to measure: --no-cpu and no GPU" env CUDA_VISIBLE_DEVICES= $bench --no-cpu
 want "bench --repeat abc" 2 "option --repeat 'abc'" $bench --repeat abc
+
+# --reference K=CMD (WRF's own code timed on the same case files): a malformed option exits 2;
+# a command that times another number of cells than the case holds is named with the file
+# (exit 1), after the rows of a command that reports its calls well, whose median is printed.
+want "bench --reference without =" 2 "option --reference 'radm2sorg_kpp': expected KERNEL=COMMAND" $bench --reference radm2sorg_kpp
+want "bench --reference xyz=true" 2 "unknown kernel 'xyz'" $bench --reference xyz=true
+cat > "$tmp/ref.sh" <<'EOF2'
+c=$(ncdump -h "$1" | awk '/^\t(west_east|south_north|bottom_top) = / { n = n ? n * $3 : $3 } END { print n }')
+for t in 50 70 60; do echo "refgood cells=$c ms=$t"; done
+EOF2
+want "bench --reference, one good and one that times 7 cells" 1 \
+  "--reference: 'echo refbad cells=7 ms=1 '.*_39x39x19.nc'' timed 7 cells, the case .*_39x39x19.nc has 28899" \
+  env CUDA_VISIBLE_DEVICES= $bench --kernels radm2sorg --quick --cpu-repeat 1 --json "$tmp/b.json" \
+  --reference "radm2sorg_kpp=sh $tmp/ref.sh" --reference "radm2sorg_kpp=echo refbad cells=7 ms=1"
+echo "$out" | grep -qE "^radm2sorg_kpp +28,899 cells \(39x39x19\), warm +refgood +60\.000 .* 60\.000 " ||
+  { echo "FAIL bench --reference: no row 'refgood' with the median 60.000 of 50, 70, 60"; echo "$out" | grep refgood | head -3; fails=$((fails+1)); }
 [ $fails -eq 0 ]
