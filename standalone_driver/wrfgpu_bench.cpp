@@ -121,6 +121,14 @@ std::vector<std::pair<std::string, std::vector<double>>> run_reference(const std
   for (char ch : file) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   q += "'";
   const std::string full = cmd + " " + q;
+  // The bench's own OpenMP threads wait actively between regions (make bench sets
+  // OMP_WAIT_POLICY=active, "Host side" in docs/performance.md says why): they would spin on the
+  // cores the command runs on: WRF's Fortran on 16 threads took 2.2 times our CPU backend's
+  // time at CONUS warm beside a spinning bench, 1.08 times alone (docs/performance.md,
+  // "RADM2SORG against WRF-Chem's own Fortran"). Release them; the next parallel region starts
+  // them again.
+  if (omp_pause_resource_all(omp_pause_soft) != 0)
+    std::printf("wrfgpu_bench: warning: the OpenMP runtime kept its threads; they may slow '%s'\n", full.c_str());
   std::fflush(stdout);
   FILE* p = popen(full.c_str(), "r");
   if (!p) throw RuntimeError("--reference: cannot run '" + full + "': " + std::strerror(errno));
