@@ -50,6 +50,7 @@ struct SplitControl {
   kpp::RosLane lane[32];
   kpp::SplitScalars sc[32];       // the next attempt's scalars
   unsigned long long cell[32];    // the lane's cell, kNone when it has none
+  unsigned long long old_cell[32];  // a lane whose cell is done: that cell (its record is stored)
   int nsing[32];                  // singular matrices in a row (ros_PrepareMatrix: at most 5)
   int sing[sp::WARPS][32];        // each warp's singular flags of the attempt
   int fresh[32], accepted[32], done[32];
@@ -71,6 +72,78 @@ __device__ kpp::SplitScalars split_scalars(const kpp::RosLane& L, const kpp::Ros
   return s;
 }
 
+// Warp 0: lanes without a cell take the next ones (one atomic for all of them) and begin them;
+// the next attempt's scalars for every lane with a cell; quit when no lane has one.
+__device__ __forceinline__ void hand_out(SplitControl& sh, const kpp::RosCoeffs& coef,
+                                         const kpp::RosControl& ctl, double time_end, std::size_t ncell,
+                                         int* stats, unsigned long long* next, const unsigned* order,
+                                         int lane, unsigned long long& cell, bool& more) {
+  int fresh = 0;
+  while (more) {
+    unsigned long long k;
+    if (!take_positions(cell == kNone, next, ncell, more, k)) break;
+    if (k >= ncell) continue;
+    const std::size_t c = order ? order[k] : k;  // longest expected first
+    kpp::RosLane L;
+    if (kpp::ros_start(ctl, 0.0, time_end, L) == 0) {
+      cell = c;
+      fresh = 1;
+      sh.lane[lane] = L;
+      sh.nsing[lane] = 0;
+    } else {
+      store_stats(stats, ncell, c, L.st);  // nothing to integrate, or bad controls: Y as given
+    }
+  }
+  sh.cell[lane] = cell;
+  sh.fresh[lane] = fresh;
+  if (cell != kNone) sh.sc[lane] = split_scalars(sh.lane[lane], coef, ctl);
+  const bool any = __any_sync(0xffffffffu, cell != kNone);
+  if (lane == 0) sh.quit = !any;
+}
+
+// All warps, each thread its lane's values warp, warp + WARPS, ...: a lane whose attempt was
+// accepted copies Ynew to Y; a lane whose cell is done stores Y into that cell's record; a lane
+// given a new cell loads its record (Y and FIX into the vectors, RCONST into shared memory). All
+// loads first (gv and r carry no __restrict__, so a load after a store would wait for it); a
+// thread reads a value before it overwrites it.
+__device__ __forceinline__ void move_records(const SplitControl& sh, double* cells, double* gv, double* r,
+                                             int warp, int lane) {
+  const bool acc = sh.accepted[lane], dn = sh.done[lane], fr = sh.fresh[lane];
+  if (!(acc || dn || fr)) return;
+  const int from = acc ? sp::OFF_YNEW : sp::OFF_Y;
+  double* out = dn ? cells + sh.old_cell[lane] * kCellVals : nullptr;
+  const double* in = fr ? cells + sh.cell[lane] * kCellVals : nullptr;
+  double y[kYPerThread], v[kRecordPerThread];
+#pragma unroll
+  for (int j = 0; j < kYPerThread; ++j) {
+    const int i = warp + j * sp::WARPS;
+    y[j] = i < mech::NVAR ? gv[(from + i) * 32 + lane] : 0.0;
+  }
+#pragma unroll
+  for (int j = 0; j < kRecordPerThread; ++j) {
+    const int i = warp + j * sp::WARPS;
+    v[j] = in && i < kCellVals ? in[i] : 0.0;
+  }
+#pragma unroll
+  for (int j = 0; j < kYPerThread; ++j) {
+    const int i = warp + j * sp::WARPS;
+    if (i < mech::NVAR) {
+      if (out) out[i] = y[j];
+      if (!in) gv[(sp::OFF_Y + i) * 32 + lane] = y[j];
+    }
+  }
+  if (in) {
+#pragma unroll
+    for (int j = 0; j < kRecordPerThread; ++j) {
+      const int i = warp + j * sp::WARPS;
+      if (i < mech::NVAR + mech::NFIX)
+        gv[(sp::OFF_Y + i) * 32 + lane] = v[j];
+      else if (i < kCellVals)
+        r[(i - mech::NVAR - mech::NFIX) * 32 + lane] = v[j];
+    }
+  }
+}
+
 // One block per SM: the step keeps each warp's rows in its registers (255 per thread).
 __global__ void __launch_bounds__(kThreads, 1)
     radm2sorg_split_kernel(CellOptions opt, std::size_t ncell, double* __restrict__ cells,
@@ -83,7 +156,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ SplitControl sh;
   __shared__ kpp::RosCoeffs coef;
   const int lane = (int)(threadIdx.x & 31u), warp = (int)(threadIdx.x >> 5);
-  const unsigned full = 0xffffffffu;
   double* gv = scratch + (std::size_t)blockIdx.x * sp::NGV * 32;  // [value][lane]
   double time_end;
   const kpp::RosControl ctl = cell_controls(opt, time_end);
@@ -99,56 +171,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   unsigned long long cell = kNone;  // warp 0: its lane's cell
   bool more = true;                 // warp 0: the counter has cells left
+  // A pass: the attempt (all warps); warp 0's bookkeeping, then its hand-out to the lanes whose
+  // cell is done and the next attempt's scalars; the records moved (all warps). Three barriers
+  // a pass: the hand-out and the new records in phases of their own cost two more, and 1.11x
+  // at 28,899 warm cells (docs/radm2sorg.md, "Bookkeeping and hand-out in one phase").
+  if (warp == 0) {
+    sh.accepted[lane] = sh.done[lane] = 0;
+    hand_out(sh, coef, ctl, time_end, ncell, stats, next, order, lane, cell, more);
+  }
   __syncthreads();
-  for (;;) {
-    // Warp 0: lanes without a cell take the next ones (one atomic for all of them) and begin
-    // them; the attempt's scalars for every lane with a cell.
-    if (warp == 0) {
-      int fresh = 0;
-      while (more) {
-        unsigned long long k;
-        if (!take_positions(cell == kNone, next, ncell, more, k)) break;
-        if (k >= ncell) continue;
-        const std::size_t c = order ? order[k] : k;  // longest expected first
-        kpp::RosLane L;
-        if (kpp::ros_start(ctl, 0.0, time_end, L) == 0) {
-          cell = c;
-          fresh = 1;
-          sh.lane[lane] = L;
-          sh.nsing[lane] = 0;
-        } else {
-          store_stats(stats, ncell, c, L.st);  // nothing to integrate, or bad controls: Y as given
-        }
-      }
-      sh.cell[lane] = cell;
-      sh.fresh[lane] = fresh;
-      if (cell != kNone) sh.sc[lane] = split_scalars(sh.lane[lane], coef, ctl);
-      const bool any = __any_sync(full, cell != kNone);
-      if (lane == 0) sh.quit = !any;
-    }
-    __syncthreads();
-    if (sh.quit) break;
-    // The new cells' records: Y and FIX into the vectors, RCONST into shared memory, each
-    // thread its lane's values warp, warp + WARPS, ...: all loads first (gv and r carry no
-    // __restrict__, so a load after a store would wait for it).
-    if (sh.fresh[lane]) {
-      const double* b = cells + sh.cell[lane] * kCellVals;
-      double v[kRecordPerThread];
-#pragma unroll
-      for (int j = 0; j < kRecordPerThread; ++j) {
-        const int i = warp + j * sp::WARPS;
-        v[j] = i < kCellVals ? b[i] : 0.0;
-      }
-#pragma unroll
-      for (int j = 0; j < kRecordPerThread; ++j) {
-        const int i = warp + j * sp::WARPS;
-        if (i < mech::NVAR + mech::NFIX)
-          gv[(sp::OFF_Y + i) * 32 + lane] = v[j];
-        else if (i < kCellVals)
-          r[(i - mech::NVAR - mech::NFIX) * 32 + lane] = v[j];
-      }
-    }
-    __syncthreads();
+  move_records(sh, cells, gv, r, warp, lane);
+  __syncthreads();
+  while (!sh.quit) {
     // The attempt, all warps (it ends with a barrier). Divisions on their fast path only; if a
     // lane of the block had one the fast path does not cover, the attempt again with the plain
     // division, from the same inputs (the step does not write Y, FIX or the rate constants).
@@ -162,7 +196,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       sh.sing[warp][lane] = f & kpp::SPLIT_SINGULAR;
     }
     __syncthreads();
-    // Warp 0: ros_attempt's bookkeeping and step-size control.
+    // Warp 0: ros_attempt's bookkeeping and step-size control; then the hand-out to lanes whose
+    // cell is done, and the next attempt's scalars.
     if (warp == 0) {
       int accepted = 0, done = 0;
       if (cell != kNone) {
@@ -199,33 +234,16 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (status != 0) {
           done = 1;
           store_stats(stats, ncell, cell, st);
+          sh.old_cell[lane] = cell;
+          cell = kNone;
         }
       }
       sh.accepted[lane] = accepted;
       sh.done[lane] = done;
+      hand_out(sh, coef, ctl, time_end, ncell, stats, next, order, lane, cell, more);
     }
     __syncthreads();
-    // Accepted: Y = Ynew. Done: Y into the cell's record. Each thread its lane's species warp,
-    // warp + WARPS, ..., loads first.
-    if (sh.accepted[lane] || sh.done[lane]) {
-      const int from = sh.accepted[lane] ? sp::OFF_YNEW : sp::OFF_Y;
-      double* b = sh.done[lane] ? cells + sh.cell[lane] * kCellVals : nullptr;
-      double v[kYPerThread];
-#pragma unroll
-      for (int j = 0; j < kYPerThread; ++j) {
-        const int i = warp + j * sp::WARPS;
-        v[j] = i < mech::NVAR ? gv[(from + i) * 32 + lane] : 0.0;
-      }
-#pragma unroll
-      for (int j = 0; j < kYPerThread; ++j) {
-        const int i = warp + j * sp::WARPS;
-        if (i < mech::NVAR) {
-          gv[(sp::OFF_Y + i) * 32 + lane] = v[j];
-          if (b) b[i] = v[j];
-        }
-      }
-    }
-    if (warp == 0 && sh.done[lane]) cell = kNone;
+    move_records(sh, cells, gv, r, warp, lane);
     __syncthreads();
   }
 }
