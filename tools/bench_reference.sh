@@ -32,14 +32,13 @@ rep=2
 [ "$(stat -c %s "$CASE")" -gt 100000000 ] && rep=1
 echo "# host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $NT threads; $rep timed calls"
 
-OMP_NUM_THREADS=$NT OMP_PROC_BIND=close OMP_PLACES=cores "$H" "$CASE" --repeat $rep > "${TMPDIR:-/tmp}/bench_reference.$$" 2>&1
-rc=$?
-sed "s/^fortran /fortran-omp$NT /" "${TMPDIR:-/tmp}/bench_reference.$$"
-rm -f "${TMPDIR:-/tmp}/bench_reference.$$"
-[ $rc -eq 0 ] || { echo "bench_reference: $H $CASE failed (status $rc)" >&2; exit 1; }
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+OMP_NUM_THREADS=$NT OMP_PROC_BIND=close OMP_PLACES=cores "$H" "$CASE" --repeat $rep > "$tmp/omp.txt" 2>&1
+rc=$?
+sed "s/^fortran /fortran-omp$NT /" "$tmp/omp.txt"
+[ $rc -eq 0 ] || { echo "bench_reference: $H $CASE failed (status $rc)" >&2; exit 1; }
+
 pids=""
 i=0
 while [ $i -lt "$NT" ]; do
