@@ -94,24 +94,36 @@ template <bool Exact>
 WRFGPU_HD double split_div_r(double a, double b, double r, bool& inexact) {
 #ifdef __CUDA_ARCH__
   if (!Exact) {
-    double q = __dmul_rn(a, r);
-    const double res = __fma_rn(-b, q, a);
-    q = __fma_rn(r, res, q);
-    // nvcc's tests, on the high words read as floats: |a| >= 2^-120 and |0 * b + q| > 2^-129,
-    // the latter |q| > 2^-129 for the b split_rcp passes. Its slow path answers a zero
-    // numerator with a signed zero, the sign of a * (1/b): here a * r.
+    // The product, one correction and nvcc's tests, on the high words read as floats: |a| >=
+    // 2^-120 and |0 * b + q| > 2^-129, the latter |q| > 2^-129 for the b split_rcp passes.
+    // Where they pass, q. Where they fail, a nonzero a is flagged (below), and a zero one (its
+    // high word fails the first test) is answered with a * r, the signed zero nvcc's slow path
+    // gives. The two zeros differ in their high words only (q may be +0 where a * r is -0), so
+    // one word is selected, by the tests' own predicate, in the same PTX: one SEL and one DSETP
+    // per division fewer than a == 0 tested and both words selected in C++ (docs/radm2sorg.md,
+    // "The division's zero by one word"; in C++ the select became a branch).
+    double q;
     unsigned ok;
-    asm("{\n\t.reg .f32 t, u;\n\t.reg .pred p, s;\n\t"
-        "abs.f32 t, %1;\n\t"
+    asm("{\n\t.reg .f64 q0, e, q1;\n\t.reg .b32 qlo, qhi, zlo, zhi, h;\n\t.reg .f32 t, u;\n\t"
+        ".reg .pred p, s;\n\t"
+        "mul.rn.f64 q0, %2, %4;\n\t"
+        "neg.f64 e, %3;\n\t"
+        "fma.rn.f64 e, e, q0, %2;\n\t"
+        "fma.rn.f64 q1, %4, e, q0;\n\t"
+        "mov.b64 {qlo, qhi}, q1;\n\t"
+        "mov.b64 {zlo, zhi}, q0;\n\t"
+        "abs.f32 t, %5;\n\t"
         "setp.geu.f32 p, t, 0f03800000;\n\t"
-        "abs.f32 u, %2;\n\t"
+        "mov.b32 u, qhi;\n\t"
+        "abs.f32 u, u;\n\t"
         "setp.gt.and.f32 s, u, 0f00100000, p;\n\t"
-        "selp.u32 %0, 1, 0, s;\n\t}"
-        : "=r"(ok)
-        : "f"(__int_as_float(__double2hiint(a))), "f"(__int_as_float(__double2hiint(q))));
-    const bool a0 = a == 0.0;
-    inexact = inexact || !(ok || a0);
-    return a0 ? __dmul_rn(a, r) : q;
+        "selp.b32 h, qhi, zhi, s;\n\t"
+        "mov.b64 %0, {qlo, h};\n\t"
+        "selp.u32 %1, 1, 0, s;\n\t}"
+        : "=d"(q), "=r"(ok)
+        : "d"(a), "d"(b), "d"(r), "f"(__int_as_float(__double2hiint(a))));
+    inexact = inexact || (!ok && a != 0.0);
+    return q;
   }
 #endif
   (void)r;
