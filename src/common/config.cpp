@@ -72,8 +72,9 @@ const std::vector<Setting>& table() {
       {"WRFGPU_RADM2SORG_CHUNKS", I, "", 1, 4096,
        "computed: as few as the batch allows; with narrow step counts chunks of at most 1,024 "
        "cells per SM, and two where each takes the lane kernel; with a tail about 1,152 per SM, "
-       "each at least 1,024", T,
-       "library", "RADM2SORG GPU: chunks per call (at least the computed count)"},
+       "each at least 1,024, and for the split kernel chunks of that size at both ends of the call with "
+       "chunks of up to the batch between them", T,
+       "library", "RADM2SORG GPU: chunks per call (at least the computed count; set, the chunks are equal)"},
       {"WRFGPU_RADM2SORG_ORDER", C, "longest|index", 0, 0, "longest", T, "library",
        "RADM2SORG GPU: cells handed out longest first (by the previous call's step counts) or "
        "in index order"},

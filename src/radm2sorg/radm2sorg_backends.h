@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 #include "finite_check.h"
 #include "radm2sorg.h"
 #include "radm2sorg_interface.h"
@@ -99,6 +100,38 @@ inline std::size_t chunk_cells(std::size_t n, std::size_t batch, int nsm, StepCo
     if (k > nchunk) nchunk = k;
   }
   return (n + nchunk - 1) / nchunk;
+}
+
+// The first cells of a call's chunks, then n: chunk q holds [first[q], first[q + 1]). Chunks of
+// `edge` cells (chunk_cells), or with `ramp` chunks that grow from `edge` by doubling to at most
+// `most` and shrink again at the end in the reverse order (the first chunk small, so that the
+// device starts early; the last small, so that little is copied out and unpacked after the last
+// kernel; the middle large, so that fewer kernels end with a tail).
+inline std::vector<std::size_t> chunk_starts(std::size_t n, std::size_t edge, std::size_t most, bool ramp) {
+  std::vector<std::size_t> sizes;
+  if (n > 0 && edge > 0) {
+    std::vector<std::size_t> front;
+    std::size_t sum = 0;
+    if (ramp && most > edge)
+      for (std::size_t s = edge; s < most && 2 * (sum + s) <= n; s = std::min(2 * s, most)) {
+        front.push_back(s);
+        sum += s;
+      }
+    if (front.empty()) {
+      for (std::size_t c = 0; c < n; c += edge) sizes.push_back(std::min(edge, n - c));
+    } else {
+      sizes = front;
+      const std::size_t mid = n - 2 * sum;
+      if (mid > 0) {
+        const std::size_t k = (mid + most - 1) / most;
+        for (std::size_t j = 0; j < k; ++j) sizes.push_back(mid / k + (j < mid % k ? 1 : 0));
+      }
+      sizes.insert(sizes.end(), front.rbegin(), front.rend());
+    }
+  }
+  std::vector<std::size_t> first(1, 0);
+  for (std::size_t s : sizes) first.push_back(first.back() + s);
+  return first;
 }
 
 // Where the GPU backend reads a call's inputs and writes its results, chunk by chunk, straight

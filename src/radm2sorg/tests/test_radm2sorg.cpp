@@ -1172,6 +1172,42 @@ TEST(Radm2sorgApi, ChunkCellsFollowsTheMeasuredSizes) {
   EXPECT_EQ(r2::chunk_cells(0, batch, nsm, StepCounts::Narrow), 0u);
 }
 
+// The chunks of a split-kernel call with a tail (chunk_starts, radm2sorg_gpu.cu): the rule's
+// chunk at both ends, at most the batch in between, doubling on the way; equal chunks otherwise.
+TEST(Radm2sorgApi, ChunkStartsRampBetweenTheRulesChunks) {
+  auto sizes = [](const std::vector<std::size_t>& f) {
+    std::vector<std::size_t> s;
+    for (std::size_t q = 0; q + 1 < f.size(); ++q) s.push_back(f[q + 1] - f[q]);
+    return s;
+  };
+  // the benchmark's CONUS call, gpu_batch 262,144: 18 chunks instead of 30
+  const auto conus = sizes(r2::chunk_starts(4462500, 148750, 262144, true));
+  ASSERT_EQ(conus.size(), 18u);
+  EXPECT_EQ(conus.front(), 148750u);
+  EXPECT_EQ(conus.back(), 148750u);
+  for (std::size_t q = 1; q + 1 < conus.size(); ++q) EXPECT_TRUE(conus[q] == 260312u || conus[q] == 260313u) << q;
+  EXPECT_EQ(sizes(r2::chunk_starts(4462500, 148750, 262144, false)), std::vector<std::size_t>(30, 148750u));
+  EXPECT_EQ(sizes(r2::chunk_starts(446250, 148750, 262144, true)), std::vector<std::size_t>(3, 148750u));
+  EXPECT_EQ(sizes(r2::chunk_starts(4462500, 148750, 1048576, true)),
+            (std::vector<std::size_t>{148750, 297500, 595000, 793334, 793333, 793333, 595000, 297500, 148750}));
+  EXPECT_EQ(r2::chunk_starts(0, 148750, 262144, true), std::vector<std::size_t>(1, 0u));
+  for (std::size_t n = 1; n < 3000000; n = n * 3 + 7)
+    for (std::size_t edge : {1u, 1000u, 148750u})
+      for (std::size_t most : {1u, 5000u, 262144u}) {
+        const auto f = r2::chunk_starts(n, edge, most, true);
+        const auto s = sizes(f);
+        ASSERT_FALSE(s.empty());
+        EXPECT_EQ(f.front(), 0u);
+        EXPECT_EQ(f.back(), n);
+        EXPECT_LE(s.front(), edge);
+        EXPECT_LE(s.back(), edge);
+        for (std::size_t x : s) {
+          EXPECT_GT(x, 0u);
+          EXPECT_LE(x, std::max(edge, most)) << n << " " << edge << " " << most;
+        }
+      }
+}
+
 // Longest-first hand-out (the previous call's step counts) changes only the order in which the
 // warps take cells: the same bits and step counts as index order, in one chunk and in several.
 TEST(Radm2sorgGpu, LongestFirstSameBits) {
