@@ -83,6 +83,8 @@ inline bool lane_by_size(std::size_t chunk, int nsm, bool narrow) {
 //   per SM) than of 247,917, 1.03-1.04x in chunks of 1,024 per SM; 1,300 and 1,470 in between.
 // - none (a tile's first call: no order, cells in index order): as large as `batch` allows.
 //   A cold start at CONUS was 1.04x slower in chunks of 171,635 cells than of 247,917.
+// These sizes were measured with the lane kernel. For the split kernel on a tail, chunk_starts
+// keeps them for the first and last chunks only (below).
 inline std::size_t chunk_cells(std::size_t n, std::size_t batch, int nsm, StepCounts counts) {
   if (n == 0) return 0;
   if (batch == 0 || batch > n) batch = n;
