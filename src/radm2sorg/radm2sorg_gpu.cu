@@ -311,7 +311,7 @@ void run_gpu_t(Context& ctx, const CellOptions& opt, std::size_t ncell, const Ce
   // (docs/radm2sorg.md, "The split kernel's chunks"). A count asked for with
   // WRFGPU_RADM2SORG_CHUNKS is kept as asked.
   const bool ramp = split && counts == StepCounts::Tail && !config::integer("WRFGPU_RADM2SORG_CHUNKS");
-  const std::vector<std::size_t> first = chunk_starts(ncell, chunk, std::max(chunk, std::min(batch, ncell)), ramp);
+  const std::vector<std::size_t> first = chunk_starts(ncell, chunk, batch, ramp);
   const std::size_t nchunk = first.size() - 1;
   auto first_cell = [&](int i) { return first[i]; };
   auto cells_in = [&](int i) { return first[i + 1] - first[i]; };
