@@ -167,7 +167,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warp == 0) {
     sh.cell[lane] = kNone;
     sh.nsing[lane] = 0;
-    sh.sc[lane] = kpp::SplitScalars{};
+    // A lane that never gets a cell (a call of fewer cells than the launch has lanes) runs the
+    // step on zeros. Zero scalars would make its pivots 0, which split_rcp flags, and its block
+    // would run every attempt twice; the scalars of H = 1 give nonzero pivots and error scales.
+    // Nothing of that lane is read back.
+    kpp::RosLane idle;
+    idle.H = 1.0;
+    sh.sc[lane] = split_scalars(idle, kpp::ros_coeffs(ctl.method), ctl);
   }
   unsigned long long cell = kNone;  // warp 0: its lane's cell
   bool more = true;                 // warp 0: the counter has cells left

@@ -1476,6 +1476,16 @@ TEST(Radm2sorgGpu, SplitKernelSameBitsAsWarpKernel) {
   EXPECT_EQ(solver_differences(w, s3), 0u) << "3 chunks";
   EXPECT_EQ(solver_differences(w, s3o), 0u) << "3 chunks, longest first";
 
+  // Fewer cells than the launch has lanes (2,011 cells, 63 blocks, 5 lanes without a cell):
+  // the same bits, and no attempt run twice.
+  const Case few = first_cells(m, 2011);
+  const SolverRun wfew = run_solver(few, r2::GpuSolver::Warp, r2::Options());
+  const SolverRun sfew = run_solver(few, r2::GpuSolver::Split, r2::Options());
+  std::printf("[%zu cells] kernel: warp %.2f ms, split %.2f ms; split retries %llu\n", few.n,
+              wfew.s.gpu_kernel_ms, sfew.s.gpu_kernel_ms, sfew.s.gpu_split_retries);
+  EXPECT_EQ(solver_differences(wfew, sfew), 0u) << "2,011 cells";
+  EXPECT_EQ(sfew.s.gpu_split_retries, 0u) << "a lane without a cell must not send its block to the plain division";
+
   const Case f = first_cells(m, 4000);
   r2::Options of;
   of.max_no_steps = 10;
