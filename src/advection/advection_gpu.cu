@@ -14,7 +14,8 @@
 //   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (from 0.6,
 //   not just past one wave), else from three kernels (each face flux once,
 //   the limiter scales of the ring cells, the tendencies); the unlimited scheme's from two
-//   (each face flux once, the tendencies);
+//   (each face flux once, the tendencies); the tile's open-boundary cells, if any, in a kernel
+//   of their own (k_pd_open before the PD kernels, k_un_tend_open after the unlimited ones);
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
@@ -173,16 +174,58 @@ struct FluxBox {  // [species][ncomp][box] addressing of the face fluxes (PD thr
 
 // The tendency of tile cell (i,k,j) of species s from its face fluxes q and the scales
 // around it (sc), into the group's outputs at element o; where WRF's tendency is INTENT(INOUT)
-// (accumulate) it is added to what is there. Both PD forms end with it.
+// (accumulate) it is added to what is there. Both PD forms end with it. A cell with open-boundary
+// terms (g.open) has them in the output already (k_pd_open, launched before: WRF adds them
+// first, to the tendency as it comes in), so it starts from there.
 template <class ScaleFn>
-__device__ void write_pd_tendency(const View& v, const PdTendGeom& g, const CellFlux& q, int s, unsigned o,
+__device__ void write_pd_tendency(const View& v, PdTendGeom g, const CellFlux& q, int s, unsigned o,
                                   int i, int k, int j, const ScaleFn& sc) {
-  const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+  const float t0 = (v.accumulate || g.open) ? v.tend[o] : 0.0f;
+  g.open = false;
   const float h0 = (v.accumulate && v.htend) ? v.htend[o] : 0.0f;
   const PdOut res = pd_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0, h0, sc);
   v.tend[o] = res.t;
   if (v.htend) v.htend[o] = res.h;
   if (v.ztend) v.ztend[o] = res.z;
+}
+
+// The tile's edge columns (those that can hold open-boundary cells: an open edge of the domain
+// is an edge of the tile that holds it): the rows j0 and j1, then the columns i0 and i1
+// between them; ne of them.
+struct TileEdge {
+  int i0, ni, j0, nj;
+  __host__ __device__ int ne() const { return ni * (nj > 1 ? 2 : 1) + (nj > 2 ? nj - 2 : 0) * (ni > 1 ? 2 : 1); }
+  __device__ void column(int e, int& i, int& j) const {
+    const int rows = ni * (nj > 1 ? 2 : 1);
+    if (e < rows) { i = i0 + e % ni; j = e < ni ? j0 : j0 + nj - 1; return; }
+    e -= rows;
+    const int side = nj - 2;
+    i = e < side ? i0 : i0 + ni - 1;
+    j = j0 + 1 + e % side;
+  }
+};
+// The open-boundary cells of a tile (the cells of its edge columns where open_cell holds) are
+// done by kernels of their own, one thread per cell and species (blockIdx.z): a warp of the
+// other kernels that held one would run its open terms for every species (or level) with one
+// or two lanes (41% of the tendency warps at 134 x 110; docs/performance.md, "Advection: flat
+// blocks and open-boundary cells apart"), and a thread looping over species would leave these
+// few thousand cells latency-bound. The cell of this thread, or false.
+__device__ bool open_edge_cell(const TileEdge& te, int k0, int nk, int& i, int& k, int& j) {
+  const int l = blockIdx.x * blockDim.x + threadIdx.x, ne = te.ne();  // columns fastest: rows coalesce
+  if (l >= ne * nk) return false;
+  te.column(l % ne, i, j);
+  k = k0 + l / ne;
+  return true;
+}
+// PD: WRF adds the open terms first, to the tendency as it comes in; the march and
+// k_pd_tend_q then start those cells from here (write_pd_tendency).
+__global__ void WRFGPU_ADV_BOUNDS k_pd_open(View v, TileEdge te, int k0, int nk) {
+  int i, k, j;
+  if (!open_edge_cell(te, k0, nk, i, k, j) || !open_cell(v, i, j)) return;
+  const int s = blockIdx.z;
+  const unsigned o = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, k, j);
+  const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+  v.tend[o] = open_terms(v, (std::size_t)s * v.sst, i, k, j, t0);
 }
 
 // ---- the PD scheme in three kernels, for calls too small to fill the GPU with level marches --
@@ -658,16 +701,13 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
   }
 }
 
-__global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns, int spt) {
-  ThreadCell tc;
-  if (!thread_cell(t, tc)) return;
-  const int i = tc.i, k = tc.k, j = tc.j;
-  const UnTendGeom g = un_tend_geom(v, i, k, j);
+// The tendencies of tile cell (i,k,j), species s0..s1-1, from its face fluxes.
+__device__ void write_un_tendencies(const View& v, const FluxBox& fl, const UnTendGeom& g, int i, int k, int j,
+                                    int s0, int s1) {
   const unsigned n = (unsigned)fl.n, f0 = (unsigned)fl.at(i, k, j);
   const unsigned x1 = (unsigned)fl.at(i + 1, k, j), y1 = n + (unsigned)fl.at(i, k, j + 1),
                  z1 = 2 * n + (unsigned)fl.at(i, k + 1, j);
   const unsigned o0 = (unsigned)v.mo.idx3(i, k, j);
-  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
     const float* p = fl.p;
     const unsigned b = (unsigned)s * 3u * n;
@@ -679,6 +719,24 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns
     const float t0 = v.accumulate ? v.tend[o] : 0.0f;
     v.tend[o] = un_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0);
   }
+}
+// Every tile cell but those with open-boundary terms, which k_un_tend_open takes.
+__global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns, int spt) {
+  ThreadCell tc;
+  if (!thread_cell(t, tc)) return;
+  const UnTendGeom g = un_tend_geom(v, tc.i, tc.k, tc.j);
+  if (g.open) return;
+  const int s0 = blockIdx.z * spt;
+  write_un_tendencies(v, fl, g, tc.i, tc.k, tc.j, s0, min(ns, s0 + spt));
+}
+// Unlimited: WRF adds the open terms between the x and z divergences, so these cells are
+// done whole here (k_un_tend_q skips them).
+__global__ void WRFGPU_ADV_BOUNDS k_un_tend_open(View v, FluxBox fl, TileEdge te, int k0, int nk) {
+  int i, k, j;
+  if (!open_edge_cell(te, k0, nk, i, k, j)) return;
+  const UnTendGeom g = un_tend_geom(v, i, k, j);
+  if (!g.open) return;
+  write_un_tendencies(v, fl, g, i, k, j, blockIdx.z, blockIdx.z + 1);
 }
 
 // Buffers reused across calls (grow only) and the pipeline, one set per numerical mode. The
@@ -1082,6 +1140,14 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                                           (std::size_t)gn * t3 * sizeof(float),
                                           cudaMemcpyDeviceToDevice, strm));
     }
+    // the tile's open-boundary cells (k_pd_open, k_un_tend_open), where it holds an open edge
+    const bool open = v.bc.open_xs || v.bc.open_xe || v.bc.open_ys || v.bc.open_ye;
+    const TileEdge te{T.i0, T.ni(), T.j0, T.nj()};
+    const dim3 eg((te.ne() * T.nk() + blk.x - 1) / blk.x, 1, gn);
+    if (p.pd && open) {
+      k_pd_open<<<eg, blk, 0, strm>>>(vg, te, T.k0, T.nk());
+      WRFGPU_CUDA_CHECK_LAUNCH("k_pd_open");
+    }
     if (march) {
       const dim3 fb(fused::kBX, fused::kBY), fg(march_tiles.x, march_tiles.y, gn);
       const std::size_t shm = fused::smem_bytes(sep_fo);
@@ -1104,6 +1170,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
       k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
+      if (open) {
+        k_un_tend_open<<<eg, blk, 0, strm>>>(vg, fl, te, T.k0, T.nk());
+        WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_open");
+      }
     }
   };
   // D2H of the tile outputs: group layout [t x gn][h x gn][z x gn] -> pinned per species

@@ -445,6 +445,12 @@ WRFGPU_HD float limited_z(float fq, float scale_lo, float scale_hi) {
 
 // ---- open (radiation) boundary terms, identical in advect_scalar_pd and advect_scalar --------
 // WRF adds them only on the tile that holds the domain edge (its == ids, ite == ide, ...).
+// The cells that have them: the tile's cells on an open domain edge (bc.open_* are set only
+// for the tile that holds that edge).
+WRFGPU_HD bool open_cell(const View& v, int i, int j) {
+  return (v.bc.open_xs && i == v.g.ids) || (v.bc.open_xe && i == v.g.ide - 1) ||
+         (v.bc.open_ys && j == v.g.jds) || (v.bc.open_ye && j == v.g.jde - 1);
+}
 WRFGPU_HD float open_terms(const View& v, std::size_t s, int i, int k, int j, float t) {
   if (v.bc.open_xs && i == v.g.ids) {
     const float ub = wmin(0.5f * (v.RU(i, k, j) + v.RU(i + 1, k, j)), 0.0f);
@@ -516,8 +522,7 @@ WRFGPU_HD PdTendGeom pd_tend_geom(const View& v, int i, int k, int j) {
   PdTendGeom g;
   g.xd = xdiv_cell(v, i);
   g.yd = ydiv_cell(v, j);
-  g.open = (v.bc.open_xs && i == v.g.ids) || (v.bc.open_xe && i == v.g.ide - 1) ||
-           (v.bc.open_ys && j == v.g.jds) || (v.bc.open_ye && j == v.g.jde - 1);
+  g.open = open_cell(v, i, j);
   g.rdzw = v.A1(v.rdzw, k);
   g.msftx = (g.xd || g.yd) ? v.A2(v.msftx, i, j) : 0.0f;
   return g;

@@ -872,17 +872,22 @@ TEST(AdvectionRule, PdMarchBySizeTakesTheMeasuredFasterForm) {
 // and h/z tendencies where WRF writes them).
 TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
   WRFGPU_REQUIRE_GPU();
-  struct Shape { int nx, ny, nz, nspec, spt, bc; bool tile; };
+  // tile: its, ite, jts, jte (0: the whole domain; ide = nx + 1, jde = ny + 1). The open cases'
+  // tiles touch one, two or four open edges, down to 2 x 2 cells (the unlimited scheme's open
+  // cells are a kernel of their own, over the tile's edge columns).
+  struct Shape { int nx, ny, nz, nspec, spt, bc, its, ite, jts, jte; };
   const Shape shapes[] = {
-      {61, 30, 9, 1, 1, 0, false},   {30, 14, 7, 5, 2, 1, false}, {88, 27, 6, 81, 4, 2, false},
-      {45, 41, 5, 130, 2, 3, false}, {59, 44, 8, 5, 4, 1, true},  {32, 16, 11, 3, 1, 1, false},
+      {61, 30, 9, 1, 1, 0, 0, 0, 0, 0},    {30, 14, 7, 5, 2, 1, 0, 0, 0, 0},  {88, 27, 6, 81, 4, 2, 0, 0, 0, 0},
+      {45, 41, 5, 130, 2, 3, 0, 0, 0, 0},  {59, 44, 8, 5, 4, 1, 7, 47, 5, 40}, {32, 16, 11, 3, 1, 1, 0, 0, 0, 0},
+      {12, 10, 5, 3, 2, 2, 1, 2, 1, 3},    {12, 10, 5, 3, 1, 2, 11, 13, 9, 11}, {40, 33, 6, 9, 4, 2, 1, 41, 12, 20},
+      {40, 33, 6, 9, 4, 2, 9, 30, 1, 34},
   };
   for (const Shape& s : shapes)
     for (int pd = 0; pd <= 1; ++pd) {
       SynthSpec sp;
       sp.nx = s.nx; sp.ny = s.ny; sp.nz = s.nz; sp.nspec = s.nspec; sp.seed = 70 + s.bc; sp.courant = 0.7f;
       set_boundary(sp, s.bc);
-      if (s.tile) { sp.its = 7; sp.ite = 47; sp.jts = 5; sp.jte = 40; }
+      sp.its = s.its; sp.ite = s.ite; sp.jts = s.jts; sp.jte = s.jte;
       // PD: the level march and the three kernels, whatever size would choose
       for (const auto k : {GpuOptions::PdKernel::March, GpuOptions::PdKernel::Three}) {
         if (!pd && k == GpuOptions::PdKernel::Three) continue;
