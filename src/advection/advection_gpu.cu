@@ -156,12 +156,10 @@ struct FaceStencils {
   int sk, sj;
   __device__ FaceStencils(const View& v, int i, int k, int j)
       : c0((unsigned)v.mt.idx3(i, k, j)), sst((unsigned)v.sst), sk(v.mt.nx()), sj(v.mt.nx() * v.mt.nz()) {}
+  // (k_un_faces takes one pointer to the centre instead, a Pts; k_pd_faces, with its
+  // field_old stencils too, was 0.5% slower that way: docs/performance.md, "Advection: the
+  // unlimited scheme's two kernels".)
   __device__ Pts32 at(const float* a, int s) const { return Pts32{a, (unsigned)s * sst + c0, sk, sj}; }
-  // The same as one pointer to the centre: the x points are then immediate offsets of one
-  // address (one instruction per load instead of three). k_un_faces: 2-3% faster (81 tracers,
-  // CONUS); k_pd_faces, with its field_old stencils too: 0.5% slower, so it keeps `at`
-  // (docs/performance.md, "Advection: the unlimited scheme's two kernels").
-  __device__ Pts ptr(const float* a, int s) const { return Pts{a + ((unsigned)s * sst + c0), sk, sj}; }
 };
 struct FluxBox {  // [species][ncomp][box] addressing of the face fluxes (PD three kernels: 6; unlimited: 3)
   const float* p;
@@ -665,8 +663,15 @@ struct ProductDiv {
 
 // advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
+// A tracer's stencil is one pointer to the cell (Pts): the x points are then immediate offsets
+// of one address (2-3% faster than an index per point); its k and j strides sk, sj come as
+// kernel parameters, which the kernel reads from the constant bank where it needs them, where
+// computed from View's bounds they were computed again at every tracer under the 40-register
+// cap; and the flux outputs are one pointer per tracer (with the strides: 1.04x for this
+// kernel, 3% fewer instructions; docs/performance.md, "Advection: flat blocks and
+// open-boundary cells apart").
 __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
-    k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, int ns, int spt) {
+    k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, int ns, int spt, int sk, int sj) {
   ThreadCell tc;
   if (!thread_cell<Order::Reverse>(fb, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
@@ -679,12 +684,12 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
   if (dx) fx = un_xface(v, i, k, j);
   if (dy) fy = un_yface(v, i, k, j);
   if (dz) fz = un_zface(v, i, k, j);
-  const FaceStencils st(v, i, k, j);
+  const unsigned c0 = (unsigned)v.mt.idx3(i, k, j);
   const unsigned un = (unsigned)n;
   const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
   for (int s = s0; s < s1; ++s) {
-    const Pts F = st.ptr(v.f, s);
-    const unsigned o = (unsigned)s * 3u * un + (unsigned)c;
+    const Pts F{v.f + ((unsigned)s * (unsigned)v.sst + c0), sk, sj};
+    float* const o = flux + ((unsigned)s * 3u * un + (unsigned)c);
     ProductDiv d;
     float qx = 0.0f, qy = 0.0f, qz = 0.0f;
     if (dx) qx = un_xflux(fx, F, v.ts, d);
@@ -695,9 +700,9 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
       if (dy) qy = un_yflux(fy, F, v.ts);
       if (dz) qz = un_zflux(v, fz, F, k);
     }
-    if (dx) flux[o] = qx;
-    if (dy) flux[o + un] = qy;
-    if (dz) flux[o + 2 * un] = qz;
+    if (dx) o[0] = qx;
+    if (dy) o[un] = qy;
+    if (dz) o[2 * un] = qz;
   }
 }
 
@@ -1166,7 +1171,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     } else {
       const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
       FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
-      k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt);
+      k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt, v.mt.nx(),
+                                                     v.mt.nx() * v.mt.nz());
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
       k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
