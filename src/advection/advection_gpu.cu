@@ -661,15 +661,45 @@ struct ProductDiv {
   }
 };
 
+// The fluxes of a face-box cell's faces (dx, dy, dz) for species s0..s1-1 (un_xflux, un_yflux,
+// un_zflux). A tracer's stencil is one pointer to the cell (Pts): the x points are then
+// immediate offsets of one address (2-3% faster than an index per point). kInner: every lane
+// of the warp has 5th-order x and y faces and a 3rd-order z face (a warp away from degradable
+// boundaries and the two lowest and highest levels), so that the orders are constants and each
+// flux is one code path. Chosen per warp (__all_sync) this is 1.03-1.05x faster; chosen per
+// thread it was 5% slower, the warps at a boundary running both loops (docs/performance.md,
+// "Advection: flat blocks and open-boundary cells apart").
+template <bool kInner>
+__device__ __forceinline__ void un_faces_of(const View& v, float* __restrict__ flux, unsigned c0, int sk, int sj, int k,
+                                            bool dx, bool dy, bool dz, UnFace fx, UnFace fy, UnFace fz, unsigned c,
+                                            unsigned un, int s0, int s1) {
+  if (kInner) { fx.order = 5; fy.order = 5; fz.order = 3; dx = dy = dz = true; }
+  for (int s = s0; s < s1; ++s) {
+    const Pts F{v.f + ((unsigned)s * (unsigned)v.sst + c0), sk, sj};
+    float* const o = flux + ((unsigned)s * 3u * un + c);
+    ProductDiv d;
+    float qx = 0.0f, qy = 0.0f, qz = 0.0f;
+    if (dx) qx = un_xflux(fx, F, v.ts, d);
+    if (dy) qy = un_yflux(fy, F, v.ts, d);
+    if (dz) qz = un_zflux(v, fz, F, k, d);
+    if (!d.exact) {  // a quotient outside the product's range: IEEE division
+      if (dx) qx = un_xflux(fx, F, v.ts);
+      if (dy) qy = un_yflux(fy, F, v.ts);
+      if (dz) qz = un_zflux(v, fz, F, k);
+    }
+    if (dx) o[0] = qx;
+    if (dy) o[un] = qy;
+    if (dz) o[2 * un] = qz;
+  }
+}
+
 // advect_scalar (RK1/RK2) the same way: each face flux once ([species][3][face box]: x, y, z
 // flux of the faces at i, j, k; box = tile plus one face in i, j and k), then the tendency.
-// A tracer's stencil is one pointer to the cell (Pts): the x points are then immediate offsets
-// of one address (2-3% faster than an index per point); its k and j strides sk, sj come as
-// kernel parameters, which the kernel reads from the constant bank where it needs them, where
-// computed from View's bounds they were computed again at every tracer under the 40-register
-// cap; and the flux outputs are one pointer per tracer (with the strides: 1.04x for this
-// kernel, 3% fewer instructions; docs/performance.md, "Advection: flat blocks and
-// open-boundary cells apart").
+// The stencil strides sk, sj come as kernel parameters, read from the constant bank where
+// needed: computed from View's bounds they were computed again at every tracer under the
+// 40-register cap (with the flux outputs as one pointer per tracer: 1.04x for this kernel, 3%
+// fewer instructions; docs/performance.md, "Advection: flat blocks and open-boundary cells
+// apart").
 __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
     k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, int ns, int spt, int sk, int sj) {
   ThreadCell tc;
@@ -687,23 +717,12 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
   const unsigned c0 = (unsigned)v.mt.idx3(i, k, j);
   const unsigned un = (unsigned)n;
   const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
-  for (int s = s0; s < s1; ++s) {
-    const Pts F{v.f + ((unsigned)s * (unsigned)v.sst + c0), sk, sj};
-    float* const o = flux + ((unsigned)s * 3u * un + (unsigned)c);
-    ProductDiv d;
-    float qx = 0.0f, qy = 0.0f, qz = 0.0f;
-    if (dx) qx = un_xflux(fx, F, v.ts, d);
-    if (dy) qy = un_yflux(fy, F, v.ts, d);
-    if (dz) qz = un_zflux(v, fz, F, k, d);
-    if (!d.exact) {  // a quotient outside the product's range: IEEE division
-      if (dx) qx = un_xflux(fx, F, v.ts);
-      if (dy) qy = un_yflux(fy, F, v.ts);
-      if (dz) qz = un_zflux(v, fz, F, k);
-    }
-    if (dx) o[0] = qx;
-    if (dy) o[un] = qy;
-    if (dz) o[2 * un] = qz;
-  }
+  // the lanes still here (past the box and faceless cells returned above)
+  const bool inner = dx && dy && dz && fx.order == 5 && fy.order == 5 && fz.order == 3;
+  if (__all_sync(__activemask(), inner))
+    un_faces_of<true>(v, flux, c0, sk, sj, k, dx, dy, dz, fx, fy, fz, (unsigned)c, un, s0, s1);
+  else
+    un_faces_of<false>(v, flux, c0, sk, sj, k, dx, dy, dz, fx, fy, fz, (unsigned)c, un, s0, s1);
 }
 
 // The tendencies of tile cell (i,k,j), species s0..s1-1, from its face fluxes.
