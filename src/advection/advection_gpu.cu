@@ -187,21 +187,6 @@ __device__ void write_pd_tendency(const View& v, PdTendGeom g, const CellFlux& q
   if (v.ztend) v.ztend[o] = res.z;
 }
 
-// The tile's edge columns (those that can hold open-boundary cells: an open edge of the domain
-// is an edge of the tile that holds it): the rows j0 and j1, then the columns i0 and i1
-// between them; ne of them.
-struct TileEdge {
-  int i0, ni, j0, nj;
-  __host__ __device__ int ne() const { return ni * (nj > 1 ? 2 : 1) + (nj > 2 ? nj - 2 : 0) * (ni > 1 ? 2 : 1); }
-  __device__ void column(int e, int& i, int& j) const {
-    const int rows = ni * (nj > 1 ? 2 : 1);
-    if (e < rows) { i = i0 + e % ni; j = e < ni ? j0 : j0 + nj - 1; return; }
-    e -= rows;
-    const int side = nj - 2;
-    i = e < side ? i0 : i0 + ni - 1;
-    j = j0 + 1 + e % side;
-  }
-};
 // The open-boundary cells of a tile (the cells of its edge columns where open_cell holds) are
 // done by kernels of their own, one thread per cell and species (blockIdx.z): a warp of the
 // other kernels that held one would run its open terms for every species (or level) with one

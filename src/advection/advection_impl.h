@@ -34,6 +34,23 @@ struct Box {
   }
 };
 
+// The tile's edge columns, the only ones that can hold open-boundary cells (an open edge of the
+// domain is an edge of the tile that holds it: the dispatcher sets bc.open_* only there): the
+// rows j0 and j1, then the columns i0 and i1 between them, ne() of them, each once. The GPU
+// backend's open-boundary kernels take a thread per edge column, level and species.
+struct TileEdge {
+  int i0, ni, j0, nj;
+  WRFGPU_HD int ne() const { return ni * (nj > 1 ? 2 : 1) + (nj > 2 ? nj - 2 : 0) * (ni > 1 ? 2 : 1); }
+  WRFGPU_HD void column(int e, int& i, int& j) const {
+    const int rows = ni * (nj > 1 ? 2 : 1);
+    if (e < rows) { i = i0 + e % ni; j = e < ni ? j0 : j0 + nj - 1; return; }
+    e -= rows;
+    const int side = nj - 2;
+    i = e < side ? i0 : i0 + ni - 1;
+    j = j0 + 1 + e % side;
+  }
+};
+
 // The finite check of one input array: the values the scheme reads from it are the rows of
 // the union of its boxes (a cross for the tracers), i.e. per j of `u`, the i-intervals ivs[j -
 // u.j0] over k = k0..k1 (2-D arrays: k0 = k1 = 0), for nsp species. A bad value is coded

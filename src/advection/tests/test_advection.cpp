@@ -815,6 +815,29 @@ static void set_boundary(SynthSpec& sp, int kind) {
   else f.symmetric_xs = f.symmetric_xe = f.symmetric_ys = f.symmetric_ye = true;
 }
 
+// The GPU backend's open-boundary kernels take a thread per edge column of the tile
+// (TileEdge): every cell of the tile's edge once and nothing else, whatever the tile's shape.
+TEST(AdvectionGpu, OpenEdgeColumnsAreEachEdgeCellOnce) {
+  for (int ni = 1; ni <= 9; ++ni)
+    for (int nj = 1; nj <= 9; ++nj) {
+      const TileEdge te{3, ni, -2, nj};
+      const int i1 = te.i0 + ni - 1, j1 = te.j0 + nj - 1;
+      std::vector<int> hits((std::size_t)ni * nj, 0);
+      for (int e = 0; e < te.ne(); ++e) {
+        int i = 0, j = 0;
+        te.column(e, i, j);
+        ASSERT_TRUE(i >= te.i0 && i <= i1 && j >= te.j0 && j <= j1) << ni << "x" << nj << " column " << e;
+        ++hits[(std::size_t)(i - te.i0) + (std::size_t)ni * (j - te.j0)];
+      }
+      for (int j = te.j0; j <= j1; ++j)
+        for (int i = te.i0; i <= i1; ++i) {
+          const bool edge = i == te.i0 || i == i1 || j == te.j0 || j == j1;
+          EXPECT_EQ(hits[(std::size_t)(i - te.i0) + (std::size_t)ni * (j - te.j0)], edge ? 1 : 0)
+              << ni << "x" << nj << " cell (" << i << "," << j << ")";
+        }
+    }
+}
+
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
 TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
   WRFGPU_REQUIRE_GPU();
