@@ -14,8 +14,9 @@
 //   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (from 0.6,
 //   not just past one wave), else from three kernels (each face flux once,
 //   the limiter scales of the ring cells, the tendencies); the unlimited scheme's from two
-//   (each face flux once, the tendencies); the tile's open-boundary cells, if any, in a kernel
-//   of their own (k_pd_open before the PD kernels, k_un_tend_open after the unlimited ones);
+//   (each face flux once, the tendencies); the tile's open-boundary cells, if any, by threads
+//   of their own (k_pd_open before the PD kernels, blocks of k_un_tend_q's launch for the
+//   unlimited scheme);
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
@@ -188,13 +189,13 @@ __device__ void write_pd_tendency(const View& v, PdTendGeom g, const CellFlux& q
 }
 
 // The open-boundary cells of a tile (the cells of its edge columns where open_cell holds) are
-// done by kernels of their own, one thread per cell and species (blockIdx.z): a warp of the
-// other kernels that held one would run its open terms for every species (or level) with one
-// or two lanes (41% of the tendency warps at 134 x 110; docs/performance.md, "Advection: flat
-// blocks and open-boundary cells apart"), and a thread looping over species would leave these
-// few thousand cells latency-bound. The cell of this thread, or false.
-__device__ bool open_edge_cell(const TileEdge& te, int k0, int nk, int& i, int& k, int& j) {
-  const int l = blockIdx.x * blockDim.x + threadIdx.x, ne = te.ne();  // columns fastest: rows coalesce
+// done by threads of their own, one per cell and species: a warp of the other kernels that
+// held one would run its open terms for every species (or level) with one or two lanes (41%
+// of the tendency warps at 134 x 110; docs/performance.md, "Advection: flat blocks and
+// open-boundary cells apart"), and a thread looping over species would leave these few
+// thousand cells latency-bound. The cell of edge thread l, or false.
+__device__ bool open_edge_cell(const TileEdge& te, int k0, int nk, int l, int& i, int& k, int& j) {
+  const int ne = te.ne();  // columns fastest: rows coalesce
   if (l >= ne * nk) return false;
   te.column(l % ne, i, j);
   k = k0 + l / ne;
@@ -204,8 +205,8 @@ __device__ bool open_edge_cell(const TileEdge& te, int k0, int nk, int& i, int& 
 // k_pd_tend_q then start those cells from here (write_pd_tendency).
 __global__ void WRFGPU_ADV_BOUNDS k_pd_open(View v, TileEdge te, int k0, int nk) {
   int i, k, j;
-  if (!open_edge_cell(te, k0, nk, i, k, j) || !open_cell(v, i, j)) return;
-  const int s = blockIdx.z;
+  if (!open_edge_cell(te, k0, nk, blockIdx.x * blockDim.x + threadIdx.x, i, k, j) || !open_cell(v, i, j)) return;
+  const int s = blockIdx.z;  // a species per thread
   const unsigned o = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, k, j);
   const float t0 = v.accumulate ? v.tend[o] : 0.0f;
   v.tend[o] = open_terms(v, (std::size_t)s * v.sst, i, k, j, t0);
@@ -685,13 +686,28 @@ __device__ __forceinline__ void un_faces_of(const View& v, float* __restrict__ f
 // 40-register cap (with the flux outputs as one pointer per tracer: 1.04x for this kernel, 3%
 // fewer instructions; docs/performance.md, "Advection: flat blocks and open-boundary cells
 // apart").
+//
+// A warp whose every cell is in the inner box ib (un_inner_box: every face read, at orders 5, 5
+// and 3) takes its winds straight away; the others work out each cell's faces and orders
+// (FaceUse::faces_at, un_xface, ...), which took about a fifth of the kernel's instructions
+// (1.11x at CONUS with 5 tracers, 1.01x with 81, whose threads share it among 8 tracers;
+// docs/performance.md, "Advection: the unlimited scheme's inner box and open cells in one
+// launch").
 __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
-    k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, int ns, int spt, int sk, int sj) {
+    k_un_faces(View v, float* __restrict__ flux, KBox fb, FaceUse u, UnInner ib, int ns, int spt, int sk, int sj) {
   ThreadCell tc;
   if (!thread_cell<Order::Reverse>(fb, tc)) return;
   const int i = tc.i, k = tc.k, j = tc.j;
   const std::size_t n = (std::size_t)fb.ni * fb.nk * fb.nj;
   const std::size_t c = tc.c;
+  const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
+  if (__all_sync(__activemask(), ib.has(i, k, j))) {
+    const unsigned m = (unsigned)v.mm.idx3(i, k, j);  // ru, rv and rom share a layout
+    const UnFace fx{5, v.ru[m]}, fy{5, v.rv[m]}, fz{3, v.rom[m]};
+    un_faces_of<true>(v, flux, (unsigned)v.mt.idx3(i, k, j), sk, sj, k, true, true, true, fx, fy, fz, (unsigned)c,
+                      (unsigned)n, s0, s1);
+    return;
+  }
   bool dx, dy, dz;
   u.faces_at(v, i, k, j, dx, dy, dz);
   if (!(dx || dy || dz)) return;
@@ -701,7 +717,6 @@ __global__ void __launch_bounds__(128, WRFGPU_UN_FACES_MINB)
   if (dz) fz = un_zface(v, i, k, j);
   const unsigned c0 = (unsigned)v.mt.idx3(i, k, j);
   const unsigned un = (unsigned)n;
-  const int s0 = block_z<Order::Reverse>() * spt, s1 = min(ns, s0 + spt);
   // the lanes still here (past the box and faceless cells returned above)
   const bool inner = dx && dy && dz && fx.order == 5 && fy.order == 5 && fz.order == 3;
   if (__all_sync(__activemask(), inner))
@@ -729,23 +744,31 @@ __device__ void write_un_tendencies(const View& v, const FluxBox& fl, const UnTe
     v.tend[o] = un_cell_tendency_q(v, g, q, (std::size_t)s * v.sst, i, k, j, t0);
   }
 }
-// Every tile cell but those with open-boundary terms, which k_un_tend_open takes.
-__global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, int ns, int spt) {
+// Every tile cell. The grid's rows y < t.nj: one thread per cell, looping over the chunk's
+// species, but the cells with open-boundary terms. The rows after them (as many as the tile's
+// edge columns need, where it holds an open edge): those cells, one thread per cell and
+// species. WRF adds the unlimited scheme's open terms between the x and z divergences, so
+// these cells are done whole. In one launch they run beside the other blocks, not after
+// them in a launch of their own (1.05x at 81 tracers with open boundaries, 1.2x on a 27 x 20
+// patch; docs/performance.md, "Advection: the unlimited scheme's inner box and open cells in
+// one launch").
+__global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, TileEdge te, int ns, int spt) {
+  const int s0 = blockIdx.z * spt, s1 = min(ns, s0 + spt);
+  if ((int)blockIdx.y >= t.nj) {
+    const int l = ((blockIdx.y - t.nj) * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
+    const int ec = te.ne() * t.nk, s = s0 + l / ec;
+    int i, k, j;
+    if (s >= s1 || !open_edge_cell(te, t.k0, t.nk, l % ec, i, k, j)) return;
+    const UnTendGeom g = un_tend_geom(v, i, k, j);
+    if (!g.open) return;
+    write_un_tendencies(v, fl, g, i, k, j, s, s + 1);
+    return;
+  }
   ThreadCell tc;
   if (!thread_cell(t, tc)) return;
   const UnTendGeom g = un_tend_geom(v, tc.i, tc.k, tc.j);
   if (g.open) return;
-  const int s0 = blockIdx.z * spt;
-  write_un_tendencies(v, fl, g, tc.i, tc.k, tc.j, s0, min(ns, s0 + spt));
-}
-// Unlimited: WRF adds the open terms between the x and z divergences, so these cells are
-// done whole here (k_un_tend_q skips them).
-__global__ void WRFGPU_ADV_BOUNDS k_un_tend_open(View v, FluxBox fl, TileEdge te, int k0, int nk) {
-  int i, k, j;
-  if (!open_edge_cell(te, k0, nk, i, k, j)) return;
-  const UnTendGeom g = un_tend_geom(v, i, k, j);
-  if (!g.open) return;
-  write_un_tendencies(v, fl, g, i, k, j, blockIdx.z, blockIdx.z + 1);
+  write_un_tendencies(v, fl, g, tc.i, tc.k, tc.j, s0, s1);
 }
 
 // Buffers reused across calls (grow only) and the pipeline, one set per numerical mode. The
@@ -1004,6 +1027,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const float* d1 = d2 + n2 * r2;
   v.c1 = d1; v.c2 = d1 + nk1; v.fzm = d1 + 2 * nk1; v.fzp = d1 + 3 * nk1; v.rdzw = d1 + 4 * nk1;
   v.k1d = ud.kms;
+  const UnInner un_inner = un_inner_box(v, T.i0, T.i1, T.j0, T.j1, T.k0);  // k_un_faces' inner warps
   const dim3 blk(128, 1, 1);
   auto grid_for = [&](const Box& b, int g) {
     return dim3((b.ni() * b.nk() + blk.x - 1) / blk.x, b.nj(), (g + spt - 1) / spt);
@@ -1149,7 +1173,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
                                           (std::size_t)gn * t3 * sizeof(float),
                                           cudaMemcpyDeviceToDevice, strm));
     }
-    // the tile's open-boundary cells (k_pd_open, k_un_tend_open), where it holds an open edge
+    // the tile's open-boundary cells (k_pd_open; k_un_tend_q's last rows), where it holds an open edge
     const bool open = v.bc.open_xs || v.bc.open_xe || v.bc.open_ys || v.bc.open_ye;
     const TileEdge te{T.i0, T.ni(), T.j0, T.nj()};
     const dim3 eg((te.ne() * T.nk() + blk.x - 1) / blk.x, 1, gn);
@@ -1175,15 +1199,16 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     } else {
       const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};
       FaceUse fu{KBox{0, 0, 0, 0, 0, 0}, T.i0, T.i1, T.j0, T.j1};  // no limiter cells
-      k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, gn, spt, v.mt.nx(),
+      k_un_faces<<<grid_for(FB, gn), blk, 0, strm>>>(vg, S.d_flux.data(), kbox(FB), fu, un_inner, gn, spt, v.mt.nx(),
                                                      v.mt.nx() * v.mt.nz());
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_faces");
-      k_un_tend_q<<<grid_for(T, gn), blk, 0, strm>>>(vg, fl, kbox(T), gn, spt);
-      WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
-      if (open) {
-        k_un_tend_open<<<eg, blk, 0, strm>>>(vg, fl, te, T.k0, T.nk());
-        WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_open");
+      dim3 tg = grid_for(T, gn);
+      if (open) {  // the rows of the open-boundary cells' blocks
+        const long per_row = (long)tg.x * blk.x;
+        tg.y += (unsigned)(((long)te.ne() * T.nk() * std::min(spt, gn) + per_row - 1) / per_row);
       }
+      k_un_tend_q<<<tg, blk, 0, strm>>>(vg, fl, kbox(T), te, gn, spt);
+      WRFGPU_CUDA_CHECK_LAUNCH("k_un_tend_q");
     }
   };
   // D2H of the tile outputs: group layout [t x gn][h x gn][z x gn] -> pinned per species

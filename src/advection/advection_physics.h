@@ -597,6 +597,45 @@ WRFGPU_HD UnFace un_zface(const View& v, int i, int k, int j) {
   const int o = zface_order(v, k);
   return UnFace{o, o == 0 ? 0.0f : v.ROM(i, k, j)};
 }
+// The cells of the unlimited scheme's face box (the tile plus one face in i, j and k) whose x,
+// y and z faces are all read by a tile cell, at orders 5, 5 and 3: all but the boundary
+// columns and rows and the lowest and highest two levels. Which faces a tile cell reads are
+// products of one test per axis (advect_scalar's loops: the x faces i and i+1 of a cell where
+// xdiv_cell(i), the y faces likewise, the z faces k and k+1 always; no x or y face above ktf),
+// so these cells are a box, one interval per axis (a count of 0: empty). The GPU face kernel
+// gives a warp inside it the orders and faces without working them out per cell.
+struct UnInner {
+  int i0, ni, k0, nk, j0, nj;
+  WRFGPU_HD bool has(int i, int k, int j) const {
+    return (unsigned)(i - i0) < (unsigned)ni && (unsigned)(k - k0) < (unsigned)nk && (unsigned)(j - j0) < (unsigned)nj;
+  }
+};
+// The interval of the indices lo..hi where ok holds, as first and count; a count of 0 if there
+// is none or they are not one interval.
+template <class Ok>
+void one_interval(int lo, int hi, const Ok& ok, int& first, int& count) {
+  first = lo; count = 0;
+  int a = lo;
+  while (a <= hi && !ok(a)) ++a;
+  int b = a;
+  while (b + 1 <= hi && ok(b + 1)) ++b;
+  for (int x = b + 1; x <= hi; ++x)
+    if (ok(x)) return;
+  if (a <= hi) { first = a; count = b - a + 1; }
+}
+// For the tile its..ite (ti0..ti1), jts..jte (tj0..tj1) from level kts (k0).
+inline UnInner un_inner_box(const View& v, int ti0, int ti1, int tj0, int tj1, int k0) {
+  UnInner b{};
+  one_interval(ti0, ti1, [&](int i) {  // face i read by cell i or i - 1
+    return xface_order(v, i) == 5 && (xdiv_cell(v, i) || (i - 1 >= ti0 && xdiv_cell(v, i - 1)));
+  }, b.i0, b.ni);
+  one_interval(tj0, tj1, [&](int j) {
+    return yface_order(v, j) == 5 && (ydiv_cell(v, j) || (j - 1 >= tj0 && ydiv_cell(v, j - 1)));
+  }, b.j0, b.nj);
+  one_interval(k0, v.ktf, [&](int k) { return zface_order(v, k) == 3; }, b.k0, b.nk);
+  if (b.ni == 0 || b.nj == 0 || b.nk == 0) b.ni = b.nj = b.nk = 0;
+  return b;
+}
 // The fluxes from the stencil F centred on the face's upper cell (as pd_xflux).
 template <class S, class Div = IeeeDiv>
 WRFGPU_HD float un_xflux(const UnFace& fc, const S& F, float ts, Div&& dv = Div()) {

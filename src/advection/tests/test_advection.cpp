@@ -838,6 +838,42 @@ TEST(AdvectionGpu, OpenEdgeColumnsAreEachEdgeCellOnce) {
     }
 }
 
+// The unlimited scheme's inner box (un_inner_box; the GPU face kernel's warps inside it take the
+// orders 5, 5, 3 and every face without working them out) against advect_scalar's loops
+// cell by cell over the face box: a tile cell reads its x faces i and i+1 where xdiv_cell(i),
+// its y faces likewise, its z faces k and k+1 always, and no x or y face lies above ktf.
+TEST(AdvectionGpu, UnlimitedInnerBoxIsTheCellsWithEveryFaceAtInnerOrders) {
+  struct Tile { int its, ite, jts, jte; };  // 0: the whole domain (ide = nx + 1, jde = ny + 1)
+  const Tile tiles[] = {{0, 0, 0, 0}, {1, 5, 1, 4}, {16, 21, 14, 17}, {7, 14, 6, 10}, {10, 10, 8, 8},
+                        {20, 21, 16, 17}, {1, 2, 16, 17}, {3, 3, 1, 17}, {2, 20, 9, 9}};
+  long inner_cells = 0;
+  for (int bc = 0; bc < 4; ++bc)
+    for (const Tile& tl : tiles) {
+      SynthSpec sp;
+      sp.nx = 21; sp.ny = 17; sp.nz = 9; sp.nspec = 1;
+      set_boundary(sp, bc);
+      sp.its = tl.its; sp.ite = tl.ite; sp.jts = tl.jts; sp.jte = tl.jte;
+      SynthCase c = make_synth(sp);
+      const Prepared p = prepare(c.inputs(), false);
+      const View v = cpu_view(p);
+      const Box& T = p.tile;
+      const UnInner b = un_inner_box(v, T.i0, T.i1, T.j0, T.j1, T.k0);
+      auto tile = [&](int i, int j) { return i >= T.i0 && i <= T.i1 && j >= T.j0 && j <= T.j1; };
+      for (int j = T.j0; j <= T.j1 + 1; ++j)
+        for (int k = T.k0; k <= T.k1 + 1; ++k)
+          for (int i = T.i0; i <= T.i1 + 1; ++i) {
+            const bool x = k <= v.ktf && ((tile(i, j) && xdiv_cell(v, i)) || (tile(i - 1, j) && xdiv_cell(v, i - 1)));
+            const bool y = k <= v.ktf && ((tile(i, j) && ydiv_cell(v, j)) || (tile(i, j - 1) && ydiv_cell(v, j - 1)));
+            const bool inner = x && y && tile(i, j) && xface_order(v, i) == 5 && yface_order(v, j) == 5 &&
+                               zface_order(v, k) == 3;
+            inner_cells += inner;
+            ASSERT_EQ(b.has(i, k, j), inner) << "bc " << bc << ", tile " << T.i0 << ".." << T.i1 << " x " << T.j0
+                                             << ".." << T.j1 << ", cell (" << i << "," << k << "," << j << ")";
+          }
+    }
+  EXPECT_GT(inner_cells, 0);  // not a test of empty boxes only
+}
+
 // ---- GPU against CPU: bitwise in strict mode, every group size --------------------------------
 TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
   WRFGPU_REQUIRE_GPU();
@@ -896,8 +932,8 @@ TEST(AdvectionRule, PdMarchBySizeTakesTheMeasuredFasterForm) {
 TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
   WRFGPU_REQUIRE_GPU();
   // tile: its, ite, jts, jte (0: the whole domain; ide = nx + 1, jde = ny + 1). The open cases'
-  // tiles touch one, two or four open edges, down to 2 x 2 cells (the unlimited scheme's open
-  // cells are a kernel of their own, over the tile's edge columns).
+  // tiles touch one, two or four open edges, down to 2 x 2 cells (the open cells have threads
+  // of their own, over the tile's edge columns).
   struct Shape { int nx, ny, nz, nspec, spt, bc, its, ite, jts, jte; };
   const Shape shapes[] = {
       {61, 30, 9, 1, 1, 0, 0, 0, 0, 0},    {30, 14, 7, 5, 2, 1, 0, 0, 0, 0},  {88, 27, 6, 81, 4, 2, 0, 0, 0, 0},
