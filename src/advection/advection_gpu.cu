@@ -939,15 +939,18 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // species per group
   int G = opt.species_per_group;
   if (G <= 0) G = config::integer("WRFGPU_ADVECT_GROUP").value_or(0);
+  const bool chosen_g = G > 0;  // by the caller: the level march's waves do not change it
   // About 6 groups (the copies of one overlap the kernels of another), but at least 3 species
   // per group (the three-kernel forms compute each cell's face geometry once for all the
   // species of a thread; the level march's comes from k_pd_geom, once per call) and at most
   // 16 (pinned and device buffers). docs/performance.md has the measurements.
-  if (G <= 0) G = std::min(16, std::max((ns + 5) / 6, std::min(ns, 3)));
+  constexpr int kMaxGroup = 16;
+  if (G <= 0) G = std::min(kMaxGroup, std::max((ns + 5) / 6, std::min(ns, 3)));
   G = std::min(G, ns);
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
   const std::size_t fb3 = FB.size();
+  int G_cap = ns;  // the most species a group may have
   {
     // The kernels index each of a group's device arrays with 32-bit element offsets (species
     // times the per-species size, plus the offset in it): fewer species per group where a
@@ -958,9 +961,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (per_sp > lim || (p.pd && 9 * fb3 > lim))
       throw RuntimeError("advection: the region of " + std::to_string(R.size()) +
                          " cells is too large for the GPU kernels' 32-bit offsets; split the patch");
-    G = (int)std::min<std::size_t>((std::size_t)G, lim / per_sp);
+    G_cap = (int)std::min<std::size_t>((std::size_t)ns, lim / per_sp);
+    G = std::min(G, G_cap);
   }
-  const int ngroups = (ns + G - 1) / G;
+  const int g_max = std::min(G_cap, kMaxGroup);
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
@@ -976,7 +980,13 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     const long blocks = (long)march_tiles.x * march_tiles.y * G;
     march = k == GpuOptions::PdKernel::March ||
             (k == GpuOptions::PdKernel::Auto && pd_march_by_size(blocks, nsm, G));
+    if (march && !chosen_g) {  // groups whose launches leave fewer SMs idle in their last wave
+      const long tiles = (long)march_tiles.x * march_tiles.y;
+      const int g = pd_march_group_size(ns, G, g_max, tiles, nsm);
+      if (k == GpuOptions::PdKernel::March || pd_march_by_size(tiles * g, nsm, g)) G = g;
+    }
   }
+  const int ngroups = (ns + G - 1) / G;
 
   // ---- buffers ----------------------------------------------------------------------------
   // The 2-D met fields the scheme reads (advection.cpp's needs): mut, mub, mu_old, msftx and

@@ -157,6 +157,27 @@ inline bool pd_march_by_size(long blocks, int nsm, int G) {
   return enough && !thin_second_wave;
 }
 
+// The species per group for the PD level march: of g0 (the default: about 6 groups) to gmax,
+// the size whose groups' launches take the fewest waves in all (the march runs one block per
+// SM, so a launch of tiles x G blocks takes ceil(tiles G / nsm) waves and its last wave may
+// leave most SMs idle); g0 unless another takes fewer (a group more or less is a
+// pipeline stage more or less for the copies). 81 tracers on
+// 134 x 110 x 35 (40 tiles, 132 SMs): 16 (26 waves) instead of 14 (29 waves), 1.07x faster;
+// measured on an H200, kernel ms: 10 species a group 1.83-1.84 (33 waves), 12 1.75-1.77 (27),
+// 13 1.71-1.72 (25, but 7 launches), 14 1.79 (29), 16 1.67 (26) (docs/performance.md,
+// "Advection: the unlimited scheme's inner box and open cells in one launch").
+inline int pd_march_group_size(int ns, int g0, int gmax, long tiles, int nsm) {
+  auto waves = [&](int g) {
+    long w = 0;
+    for (int s = 0; s < ns; s += g) w += (tiles * std::min(g, ns - s) + nsm - 1) / nsm;
+    return w;
+  };
+  int best = g0;
+  for (int g = g0 + 1; g <= std::min(gmax, ns); ++g)
+    if (waves(g) < waves(best)) best = g;
+  return best;
+}
+
 // Backends: compiled twice (strict, fast) from advection_cpu.cpp / advection_gpu.cu.
 namespace strict {
 void run_cpu(const Prepared& p, AdvectTimings* t);
