@@ -1037,7 +1037,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   const float* d1 = d2 + n2 * r2;
   v.c1 = d1; v.c2 = d1 + nk1; v.fzm = d1 + 2 * nk1; v.fzp = d1 + 3 * nk1; v.rdzw = d1 + 4 * nk1;
   v.k1d = ud.kms;
-  const UnInner un_inner = un_inner_box(v, T.i0, T.i1, T.j0, T.j1, T.k0);  // k_un_faces' inner warps
+  const UnInner un_inner = p.pd ? UnInner{} : un_inner_box(v, T.i0, T.i1, T.j0, T.j1, T.k0);  // k_un_faces' inner warps
   const dim3 blk(128, 1, 1);
   auto grid_for = [&](const Box& b, int g) {
     return dim3((b.ni() * b.nk() + blk.x - 1) / blk.x, b.nj(), (g + spt - 1) / spt);
