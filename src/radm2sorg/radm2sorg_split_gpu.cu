@@ -163,8 +163,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Lanes without a cell run the step on what they hold: zeros at first (never read back).
   for (int i = threadIdx.x; i < sp::NGV * 32; i += kThreads) gv[i] = 0.0;
   for (int i = threadIdx.x; i < (sp::SLOTS + mech::NREACT) * 32; i += kThreads) split_smem[i] = 0.0;
-  if (threadIdx.x == 0) coef = kpp::ros_coeffs(ctl.method);
   if (warp == 0) {
+    if (lane == 0) coef = kpp::ros_coeffs(ctl.method);
+    __syncwarp();  // warp 0 reads coef here and in hand_out; the other warps after a barrier
     sh.cell[lane] = kNone;
     sh.nsing[lane] = 0;
     // A lane that never gets a cell (a call of fewer cells than the launch has lanes) runs the
@@ -173,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Nothing of that lane is read back.
     kpp::RosLane idle;
     idle.H = 1.0;
-    sh.sc[lane] = split_scalars(idle, kpp::ros_coeffs(ctl.method), ctl);
+    sh.sc[lane] = split_scalars(idle, coef, ctl);
   }
   unsigned long long cell = kNone;  // warp 0: its lane's cell
   bool more = true;                 // warp 0: the counter has cells left
