@@ -627,26 +627,6 @@ __global__ void __launch_bounds__(128) k_check_rows(const float* __restrict__ a,
     }
 }
 
-// WRF's divisions by the literals 60. and 12. in advect_scalar's fluxes, as the IEEE quotient
-// RN(x/b) without nvcc's division sequence (the reciprocal refined again at each, FCHK and a
-// branch to the slow path, about 11 instructions): q = x RN(1/b) corrected once by FMA is RN(x/b)
-// for every float with 2^-124 <= |x| < Inf, for b = 60 and 12 (tested over all 2^32 floats,
-// docs/performance.md, "The divisions as a product and one FMA correction"), and x itself is the
-// quotient of a zero. Any other x (subnormal, Inf, NaN) clears `exact`; the face kernel then
-// takes that tracer's fluxes again with IEEE division, so a range test costs three integer
-// instructions instead of a branch per quotient.
-struct ProductDiv {
-  bool exact = true;
-  __device__ float operator()(float x, float b) {
-    const float r = 1.0f / b;  // b is a literal after inlining: folded, correctly rounded
-    const unsigned a = __float_as_uint(x) & 0x7fffffffu;
-    exact = exact && (a == 0u || a - (3u << 23) < ((0xffu - 3u) << 23));  // 0, or 2^-124 <= |x| < Inf
-    const float q = x * r;
-    const float p = fmaf(r, fmaf(-q, b, x), q);
-    return a == 0u ? x : p;
-  }
-};
-
 // The fluxes of a face-box cell's faces (dx, dy, dz) for species s0..s1-1 (un_xflux, un_yflux,
 // un_zflux). A tracer's stencil is one pointer to the cell (Pts): the x points are then
 // immediate offsets of one address (2-3% faster than an index per point). kInner: every lane
@@ -663,16 +643,15 @@ __device__ __forceinline__ void un_faces_of(const View& v, float* __restrict__ f
   for (int s = s0; s < s1; ++s) {
     const Pts F{v.f + ((unsigned)s * (unsigned)v.sst + c0), sk, sj};
     float* const o = flux + ((unsigned)s * 3u * un + c);
-    ProductDiv d;
+    // WRF's divisions by 60. and 12. as one double product (DoubleDiv, advection_physics.h):
+    // IEEE float division's bits with no branch and no slow path, 1.01-1.06x faster than a float
+    // product with an FMA correction, a range test and IEEE division for the tracers outside
+    // that range (docs/performance.md, "The quotients as one double product").
+    const DoubleDiv d;
     float qx = 0.0f, qy = 0.0f, qz = 0.0f;
     if (dx) qx = un_xflux(fx, F, v.ts, d);
     if (dy) qy = un_yflux(fy, F, v.ts, d);
     if (dz) qz = un_zflux(v, fz, F, k, d);
-    if (!d.exact) {  // a quotient outside the product's range: IEEE division
-      if (dx) qx = un_xflux(fx, F, v.ts);
-      if (dy) qy = un_yflux(fy, F, v.ts);
-      if (dz) qz = un_zflux(v, fz, F, k);
-    }
     if (dx) o[0] = qx;
     if (dy) o[un] = qy;
     if (dz) o[2 * un] = qz;

@@ -87,10 +87,23 @@ WRFGPU_HD float flux_upwind(const Upwind& u, float q_im1, float q_i) {
 
 // ---- flux operators of advect_scalar (RK1/RK2, unlimited) -----------------------------------
 // Note WRF writes these differently from the pd ones (division by 12./60. at the end). Div
-// divides by those literals: IeeeDiv (x / b) here and on the CPU; the GPU face kernel passes one
-// that forms the same IEEE quotient by a product and one FMA correction (advection_gpu.cu).
+// divides by those literals: IeeeDiv (x / b) here and on the CPU; the GPU face kernel passes
+// DoubleDiv, the same IEEE quotient from one double product.
 struct IeeeDiv {
   WRFGPU_HD float operator()(float x, float b) const { return x / b; }
+};
+// x / b for b = 60. and 12. as one double product, rounded once to float:
+// RN_float(RN_double(x RN_double(1/b))). For every float x this is IEEE float division's result,
+// zeros' signs, subnormals, Inf and NaN included (AdvectionRule.DoubleDivIsIeeeDivision checks
+// all 2^32 float patterns for both b). The product's error, a double ulp or so, is far smaller
+// than the distance of x/60 or x/12 from a float's rounding boundary, which their short
+// repeating binary fractions (1/15, 1/3) keep away. On the GPU it is three instructions (two
+// conversions and a DMUL) with no branch and no slow path; nvcc's float division is about 11
+// with a branch to a slow path for subnormal quotients.
+struct DoubleDiv {
+  WRFGPU_HD float operator()(float x, float b) const {
+    return (float)((double)x * (1.0 / (double)b));  // b a literal: 1/b folded
+  }
 };
 template <class Div = IeeeDiv>
 WRFGPU_HD float un_flux6(float q_im3, float q_im2, float q_im1, float q_i, float q_ip1,
