@@ -887,7 +887,7 @@ TEST(AdvectionRule, PdMarchGroupSizeTakesTheFewestWaves) {
 }
 
 // DoubleDiv, the unlimited face kernel's division, is IEEE float division by WRF's 60. and 12.
-// for every one of the 2^32 float patterns (NaN for NaN): about 5 s on 2 cores. Host arithmetic;
+// for every one of the 2^32 float patterns (NaN for NaN): 5-16 s on 2 cores. Host arithmetic;
 // the GPU runs the same function (advection_physics.h), and the GPU tests compare its fluxes
 // with the CPU's IEEE quotients.
 TEST(AdvectionRule, DoubleDivIsIeeeDivision) {
