@@ -115,10 +115,13 @@ __device__ bool thread_cell(const KBox& b, ThreadCell& t) {
 #else
 #define WRFGPU_ADV_FACES_BOUNDS __launch_bounds__(128)
 #endif
-// The unlimited scheme's face kernel (k_un_faces): 12 (40 registers, no spills), 1.04x faster
-// than 10 on an H100 (docs/performance.md, "Advection: the unlimited scheme's two kernels").
+// The unlimited scheme's face kernel (k_un_faces): 16 (32 registers, no spills: every warp slot
+// of an SM), since its quotients are one double product 1.00-1.03x faster than 12 (40
+// registers) and 1.01-1.07x faster than 10 on an H200 (docs/performance.md, "The quotients as
+// one double product"); before, 12 was 1.04x faster than 10 on an H100 ("Advection: the
+// unlimited scheme's two kernels").
 #ifndef WRFGPU_UN_FACES_MINB
-#define WRFGPU_UN_FACES_MINB 12
+#define WRFGPU_UN_FACES_MINB 16
 #endif
 
 // ---- which faces the scheme reads ------------------------------------------------------------
