@@ -342,10 +342,10 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // geom[face box][3], one float4 per face: x, y, z = the upwind a, b, coef, and w = the face's
 // wind (ru, rv, rom), so that the march loads a face with one 16-byte load (1.03-1.07x faster
 // than nine coefficient and three wind loads: docs/performance.md, "One load per face").
-// k_pd_fused, one block per block of columns and species: 32 x 18 threads; thread (tx, ty)
+// k_pd_fused, one block per block of columns and species: 32 x 22 threads; thread (tx, ty)
 // owns column (oi - 1 + tx, oj - 1 + ty), where (oi, oj) is the block's first tile cell: tile
-// cells tx 1..29, ty 1..15, ring cells (limiter) tx 0..30, ty 0..16, faces tx 0..31, ty 0..17.
-// The tracer's level slabs (i oi-4..oi+32, j oj-4..oj+18, the x and y stencils of those faces)
+// cells tx 1..29, ty 1..19, ring cells (limiter) tx 0..30, ty 0..20, faces tx 0..31, ty 0..21.
+// The tracer's level slabs (i oi-4..oi+32, j oj-4..oj+22, the x and y stencils of those faces)
 // come into shared memory by cp.async six levels ahead; the column's vertical stencil is a
 // window of registers. At level L a thread computes the faces of L+1 (x, y, into shared
 // memory; z of L+2, in registers), then waits for every thread's faces of L and scales of L-1,
@@ -359,9 +359,12 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // the three kernels above stay faster: docs/performance.md, "Advection: one kernel for the PD
 // scheme".
 namespace fused {
-// 32 x 18: 576 threads at up to 112 registers still one block per SM; 29 x 15 tile cells per
-// block, 1.02-1.07x faster than 32 x 16 (docs/performance.md, "Blocks of 32 x 18").
-constexpr int kBX = 32, kBY = 18, kCol = kBX * kBY;  // threads = columns
+// 32 x 22: 704 threads, 22 warps, one block per SM at up to 88 registers (ptxas takes 74-80, no
+// spills); 29 x 19 tile cells per block (78% of the columns). The march waits on its own
+// dependent instructions, so more warps per SM help: 1.16x faster than 32 x 18 (576 threads,
+// 29 x 15 cells) at 81 tracers and 1.09x at CONUS, ahead of 32 x 20, 24, 28 and 32 at 81
+// tracers (docs/performance.md, "The march's blocks of 32 x 22").
+constexpr int kBX = 32, kBY = 22, kCol = kBX * kBY;  // threads = columns
 constexpr int kTX = kBX - 3, kTY = kBY - 3;          // tile cells per block
 constexpr int kSW = kBX + 5, kSH = kBY + 5, kSlab = kSW * kSH;
 constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;  // slab elements per thread

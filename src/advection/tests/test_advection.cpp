@@ -878,9 +878,12 @@ TEST(AdvectionGpu, UnlimitedInnerBoxIsTheCellsWithEveryFaceAtInnerOrders) {
 // H200 (132 SMs): 81 tracers on 134 x 110 x 35 (40 tiles of 29 x 15) took 1.79 ms in groups of
 // 14 (5 x 5 + 4 = 29 waves) and 1.67 ms in groups of 16 (5 x 5 + 1 = 26 waves), the fastest of
 // 10, 12, 13, 14 and 16. CONUS with 5 tracers (300 tiles) keeps its groups of 3 and 2 (7 + 5
-// waves; one group of 5 would take as many, without a second copy to overlap). Host logic only.
+// waves; one group of 5 would take as many, without a second copy to overlap). With tiles of
+// 29 x 19 the 81-tracer case has 30 tiles: groups of 16 take 5 x 4 + 1 = 21 waves, 14 take
+// 5 x 4 + 3 = 23. Host logic only.
 TEST(AdvectionRule, PdMarchGroupSizeTakesTheFewestWaves) {
   EXPECT_EQ(pd_march_group_size(81, 14, 16, 40, 132), 16);
+  EXPECT_EQ(pd_march_group_size(81, 14, 16, 30, 132), 16);
   EXPECT_EQ(pd_march_group_size(81, 14, 14, 40, 132), 14);  // capped (32-bit offsets)
   EXPECT_EQ(pd_march_group_size(5, 3, 16, 300, 132), 3);
   EXPECT_EQ(pd_march_group_size(1, 1, 16, 40, 132), 1);
@@ -936,9 +939,9 @@ TEST(AdvectionGpu, StrictBitwiseEqualsCpu) {
 }
 
 // The PD size rule (pd_march_by_size) against the launches measured on an H200 (132 SMs; the
-// table of docs/performance.md, "The size rule for blocks of 32 x 18"): at each, the form that
-// was faster by more than 3% in both rounds. (The cases within 3% are left out: either form
-// is right there.) Host logic only: it runs without a GPU.
+// table of docs/performance.md, "The size rule for blocks of 32 x 18", whose block counts are of
+// 29 x 15 tiles): at each, the form that was faster by more than 3% in both rounds. (The cases
+// within 3% are left out: either form is right there.) Host logic only: it runs without a GPU.
 TEST(AdvectionRule, PdMarchBySizeTakesTheMeasuredFasterForm) {
   struct Launch { const char* what; long blocks; int G; bool march_faster; };
   const Launch measured[] = {
@@ -958,15 +961,18 @@ TEST(AdvectionRule, PdMarchBySizeTakesTheMeasuredFasterForm) {
     EXPECT_EQ(pd_march_by_size(l.blocks, 132, l.G), l.march_faster)
         << l.what << ": " << l.blocks << " blocks of " << l.G << " species per group on 132 SMs";
   // 81 tracers on 134x110x35 (5 x 8 tiles, 14 species per group) and CONUS with 5 (15 x 20
-  // tiles, 3): the march, 1.4-1.6x faster there
+  // tiles, 3): the march, 1.4-1.6x faster there; with 29 x 19 tiles (5 x 6 and 15 x 16, groups
+  // of 16 and 3) the march still
   EXPECT_TRUE(pd_march_by_size(5 * 8 * 14, 132, 14));
   EXPECT_TRUE(pd_march_by_size(15 * 20 * 3, 132, 3));
+  EXPECT_TRUE(pd_march_by_size(5 * 6 * 16, 132, 16));
+  EXPECT_TRUE(pd_march_by_size(15 * 16 * 3, 132, 3));
 }
 
 // Tiles that the kernels' blocks of 32 x 4 (i, k) cells do not divide, level counts that are
 // not multiples of 4, species counts that neither the transfer group nor the species per
 // thread divide (1, 5, 81, 130), 1, 2 and 4 species per thread, every boundary type and a tile
-// that is not the whole domain, and (PD) tiles the level march's blocks of 29 x 15 columns
+// that is not the whole domain, and (PD) tiles the level march's blocks of 29 x 19 columns
 // do not divide, with both PD forms: GPU strict == CPU strict, every output value (tendency,
 // and h/z tendencies where WRF writes them).
 TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
