@@ -962,13 +962,13 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     GpuOptions::PdKernel k = opt.pd_kernel;
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
-    const long blocks = (long)march_tiles.x * march_tiles.y * G;
+    const long rule_tiles = pd_rule_tiles(T.ni(), T.nj());
     march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && pd_march_by_size(blocks, nsm, G));
+            (k == GpuOptions::PdKernel::Auto && pd_march_by_size(rule_tiles * G, nsm, G));
     if (march && !chosen_g) {  // groups whose launches leave fewer SMs idle in their last wave
       const long tiles = (long)march_tiles.x * march_tiles.y;
       const int g = pd_march_group_size(ns, G, g_max, tiles, nsm);
-      if (k == GpuOptions::PdKernel::March || pd_march_by_size(tiles * g, nsm, g)) G = g;
+      if (k == GpuOptions::PdKernel::March || pd_march_by_size(rule_tiles * g, nsm, g)) G = g;
     }
   }
   const int ngroups = (ns + G - 1) / G;

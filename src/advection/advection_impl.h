@@ -141,15 +141,21 @@ View cpu_view(const Prepared& p);
 // 0.6 blocks per SM, whatever the species per group, except just past one wave, where its
 // second wave is nearly empty and the three kernels, which share a cell's face geometry
 // among a thread's species, are faster with 2 or more species per group. Measured on an
-// H200 with 29 x 15 tiles (docs/performance.md, "The size rule for blocks of 32 x 18"; not
-// measured again since the march's tiles grew to 29 x 19, "The march's blocks of 32 x 22"),
+// H200 with 29 x 15 tiles (docs/performance.md, "The size rule for blocks of 32 x 18"),
 // blocks per SM: three kernels faster at 0.36-0.48 (1.04-1.4x), at 1.09 with 3 species
 // (1.13x; equal with 2), at 1.06-1.21 with 4 (1.02-1.08x) and at 1.27 with 14 (1.16x); the
 // march faster at 0.61-0.95 (1.0-1.7x; three kernels 1.03x with 4), at 1.17 with 1 species
 // (1.31x), from 1.21 with 2 (1.05x), from 1.36 with 3 (1.15-1.26x) and at 2.12 with 14
 // (1.25x); equal at 1.23-1.27 with 3 and 1.45 with 4.
-// blocks: the level march's blocks in one group's launch (its tiles of 29 x 19 columns times
-// the G species of the group); nsm: the device's SMs.
+// blocks: pd_rule_tiles of the patch times the G species of the group; nsm: the device's SMs.
+// The march's tiles are 29 x 19 cells since its blocks grew to 32 x 22 (docs/performance.md,
+// "The march's blocks of 32 x 22"), which run a wave in about the time of the 32 x 18 ones'
+// and cover 1.27x the cells; the rule is not measured again for them. So it is given the patch
+// in the tiles its thresholds were measured with: every patch takes the form it took before,
+// and the march only got faster where it runs (counted in 29 x 19 tiles, a 212 x 150 patch
+// with one tracer, as TKE on a quarter of CONUS, would fall below 0.6 blocks per SM and take
+// the three kernels, 1.2x slower there).
+inline long pd_rule_tiles(int ni, int nj) { return (long)((ni + 28) / 29) * ((nj + 14) / 15); }
 inline bool pd_march_by_size(long blocks, int nsm, int G) {
   const bool enough = 10 * blocks >= 6 * (long)nsm;  // 0.6 blocks per SM
   // past one wave by less than (G - 1)/8 of a wave, at most half a wave

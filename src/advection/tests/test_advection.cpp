@@ -961,12 +961,22 @@ TEST(AdvectionRule, PdMarchBySizeTakesTheMeasuredFasterForm) {
     EXPECT_EQ(pd_march_by_size(l.blocks, 132, l.G), l.march_faster)
         << l.what << ": " << l.blocks << " blocks of " << l.G << " species per group on 132 SMs";
   // 81 tracers on 134x110x35 (5 x 8 tiles, 14 species per group) and CONUS with 5 (15 x 20
-  // tiles, 3): the march, 1.4-1.6x faster there; with 29 x 19 tiles (5 x 6 and 15 x 16, groups
-  // of 16 and 3) the march still
+  // tiles, 3): the march, 1.4-1.6x faster there
   EXPECT_TRUE(pd_march_by_size(5 * 8 * 14, 132, 14));
   EXPECT_TRUE(pd_march_by_size(15 * 20 * 3, 132, 3));
-  EXPECT_TRUE(pd_march_by_size(5 * 6 * 16, 132, 16));
-  EXPECT_TRUE(pd_march_by_size(15 * 16 * 3, 132, 3));
+}
+
+// The rule is given a patch in the 29 x 15 tiles its table was measured with, whatever the
+// march's own tiles (29 x 19 since its blocks of 32 x 22): so the block counts above are what
+// run_gpu passes for those patches.
+TEST(AdvectionRule, PdRuleTilesAreTheMeasuredTiles) {
+  EXPECT_EQ(pd_rule_tiles(134, 110), 5 * 8);
+  EXPECT_EQ(pd_rule_tiles(425, 300), 15 * 20);
+  EXPECT_EQ(pd_rule_tiles(212, 150), 80);  // "212x150, 1 tracer": 80 blocks
+  EXPECT_EQ(pd_rule_tiles(150, 110), 48);
+  EXPECT_EQ(pd_rule_tiles(106, 75), 20);   // "106x75, 5 tracers": 60 blocks in groups of 3
+  EXPECT_EQ(pd_rule_tiles(29, 15), 1);
+  EXPECT_EQ(pd_rule_tiles(30, 16), 4);
 }
 
 // Tiles that the kernels' blocks of 32 x 4 (i, k) cells do not divide, level counts that are
