@@ -60,7 +60,7 @@ const std::vector<Setting>& table() {
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
        "advection GPU, face-flux kernels (not the level march): species per thread"},
       {"WRFGPU_ADVECT_PD_KERNEL", C, "march|three", 0, 0,
-       "computed: march where a group's blocks of 29 x 15 columns per SM are at least 0.6, except past one "
+       "computed: march where the patch's tiles of 29 x 15 columns (the rule's measured tiles) times the group's species are at least 0.6 per SM, except past one "
        "wave by less than (G - 1)/8 of a wave (G species per group; at most half a wave)", T, "library",
        "advection GPU, PD scheme: one level-march kernel or three kernels (measurement)"},
       {"WRFGPU_ADVECT_CPU_TILE", S, "WxH or 0", 0, 0, "16x8", T, "library",
