@@ -30,6 +30,7 @@
 // group has passed it the tendencies go straight back into their tiles (3-D copies). A
 // pageable field_old with everything else page-locked (WRF's moist_old) is packed into staging
 // in the same whole-row layout and checked on the host as it is packed.
+#include <type_traits>
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -355,6 +356,12 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // slowest warp (1.03-1.05x faster than one __syncthreads per level: docs/performance.md, "The
 // level's barrier as arrival and wait"). Every value comes from the advection_physics.h
 // functions on the same operands as the CPU backend: the same bits.
+// An inner block (no column of it next to a degradable or open boundary, none outside the
+// patch's faces and ring) runs the same march with its flags as constants: 5th-order x and y
+// faces everywhere, every face computed, its ring and tile cells by position alone. That drops
+// the order branches and per-column predicates from the level loop (388 instructions in it
+// against 535, by nvdisasm), 1.09x faster at CONUS (docs/performance.md, "The march's inner
+// blocks"). The call's 1-D columns c1, c2 and rdzw come from shared memory, once per block.
 // Variants measured and dropped (several species per block, two blocks per SM), and where
 // the three kernels above stay faster: docs/performance.md, "Advection: one kernel for the PD
 // scheme".
@@ -370,8 +377,10 @@ constexpr int kSW = kBX + 5, kSH = kBY + 5, kSlab = kSW * kSH;
 constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;  // slab elements per thread
 constexpr int kNB = 8;  // slab levels held: L+1..L+5, L+6 in flight (a power of two: the ring index)
 constexpr int kNF = 4;  // face and scale levels held: L-1..L+1 (and a power of two)
-inline std::size_t smem_bytes(bool sep_fo) {
-  return 16 + sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol);
+// Shared memory of a block: the mbarrier, the slabs, the faces and scales, then the call's 1-D
+// columns c1, c2 and rdzw at its nlev levels kts..ktf (one float4 per level).
+inline std::size_t smem_bytes(bool sep_fo, int nlev) {
+  return 16 + sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol) + sizeof(float4) * nlev;
 }
 // The level's barrier split in an arrival and a wait (an 8-byte mbarrier in the first 16 bytes
 // of shared memory, so that the slabs after it stay 16-byte aligned): a thread arrives once its scales and tendencies of a level are written and
@@ -483,126 +492,146 @@ __global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float
     cp_async_commit();  // one group per level, empty or not: wait_group counts levels
   };
   // which of this column's faces, ring (limiter) and tile cells the block computes
-  bool dx = false, dy = false, dz = false;
-  u.faces_at(v, i, kts, j, dx, dy, dz);
-  const bool ring = tx < kBX - 1 && ty < kBY - 1 && i >= u.r.i0 && i < u.r.i0 + u.r.ni && j >= u.r.j0 && j < u.r.j0 + u.r.nj;
-  const bool lim = ring && u.lim(v, i, j);
-  const bool tile = tx >= 1 && tx <= kTX && ty >= 1 && ty <= kTY && i < t.i0 + t.ni && j < t.j0 + t.nj;
+  bool col_dx = false, col_dy = false, col_dz = false;
+  u.faces_at(v, i, kts, j, col_dx, col_dy, col_dz);
+  const bool ring_pos = tx < kBX - 1 && ty < kBY - 1, tile_pos = tx >= 1 && tx <= kTX && ty >= 1 && ty <= kTY;
+  const bool col_ring = ring_pos && i >= u.r.i0 && i < u.r.i0 + u.r.ni && j >= u.r.j0 && j < u.r.j0 + u.r.nj;
+  const bool col_lim = col_ring && u.lim(v, i, j);
+  const bool col_tile = tile_pos && i < t.i0 + t.ni && j < t.j0 + t.nj;
   const int c = (tx + 3) + (ty + 3) * kSW;  // the column in a slab
-  // the column's face coefficients and winds at level kts, one float4 per face (k_pd_geom)
-  const unsigned gk3 = 3u * (unsigned)fb.ni;
-  const float4* gq = geom;
-  if (dx || dy || dz)
-    gq += 3u * ((unsigned)(i - fb.i0) + (unsigned)fb.ni * ((unsigned)(kts - fb.k0) + (unsigned)fb.nk * (unsigned)(j - fb.j0)));
-  const int xo = dx ? xface_order(v, i) : 0, yo = dy ? yface_order(v, j) : 0;
-  auto load_faces = [&](int L) {  // pd_xface, pd_yface at L and pd_zface at L+1; L in order
-    Faces f{};
-    if (dx) { const float4 a = gq[0]; f.x.order = xo; f.x.vel = a.w; f.x.up = Upwind{a.x, a.y, a.z}; }
-    if (dy) { const float4 a = gq[1]; f.y.order = yo; f.y.vel = a.w; f.y.up = Upwind{a.x, a.y, a.z}; }
-    if (dz) {
-      f.z.order = zface_order(v, L + 1);
-      if (f.z.order != 0) { const float4 a = gq[gk3 + 2]; f.z.vel = a.w; f.z.up = Upwind{a.x, a.y, a.z}; }
-    }
-    gq += gk3;
-    return f;
-  };
-  // the column's 2-D operands of pd_cell_geom (limiter) and of pd_tend_geom (tendency)
-  float mub = 0, muo = 0, mx = 0, my = 0;
-  if (lim) { mub = v.A2(v.mub, i, j); muo = v.A2(v.mu_old, i, j); mx = v.A2(v.msftx, i, j); my = v.A2(v.msfty, i, j); }
-  PdTendGeom tg{};
+  const int xo = col_dx ? xface_order(v, i) : 0, yo = col_dy ? yface_order(v, j) : 0;
+  PdTendGeom tg0{};
   unsigned ob = 0;  // the column's output at level kts
-  if (tile) { tg = pd_tend_geom(v, i, kts, j); ob = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, kts, j); }
+  if (col_tile) { tg0 = pd_tend_geom(v, i, kts, j); ob = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, kts, j); }
+  // the call's 1-D columns at kts..ktf (c1, c2, rdzw), read by every level of every column
+  float4* const lvt = reinterpret_cast<float4*>(flev + 5 * kNF * kCol);
+  // The march itself, for an inner block (constants) or any other (the column's flags).
+  auto march_levels = [&](auto inner_c) {
+    constexpr bool IN = decltype(inner_c)::value;
+    const bool dx = IN || col_dx, dy = IN || col_dy, dz = IN || col_dz;
+    const bool ring = IN ? ring_pos : col_ring, lim = IN ? ring_pos : col_lim, tile = IN ? tile_pos : col_tile;
+    PdTendGeom tg = tg0;
+    if (IN) { tg.xd = true; tg.yd = true; tg.open = false; }
+    // the column's face coefficients and winds at level kts, one float4 per face (k_pd_geom)
+    const unsigned gk3 = 3u * (unsigned)fb.ni;
+    const float4* gq = geom;
+    if (dx || dy || dz)
+      gq += 3u * ((unsigned)(i - fb.i0) + (unsigned)fb.ni * ((unsigned)(kts - fb.k0) + (unsigned)fb.nk * (unsigned)(j - fb.j0)));
+    auto load_faces = [&](int L) {  // pd_xface, pd_yface at L and pd_zface at L+1; L in order
+      Faces f{};
+      if (dx) { const float4 a = gq[0]; f.x.order = IN ? 5 : xo; f.x.vel = a.w; f.x.up = Upwind{a.x, a.y, a.z}; }
+      if (dy) { const float4 a = gq[1]; f.y.order = IN ? 5 : yo; f.y.vel = a.w; f.y.up = Upwind{a.x, a.y, a.z}; }
+      if (dz) {
+        f.z.order = zface_order(v, L + 1);
+        if (f.z.order != 0) { const float4 a = gq[gk3 + 2]; f.z.vel = a.w; f.z.up = Upwind{a.x, a.y, a.z}; }
+      }
+      gq += gk3;
+      return f;
+    };
+    // the column's 2-D operands of pd_cell_geom (limiter) and of pd_tend_geom (tendency)
+    float mub = 0, muo = 0, mx = 0, my = 0;
+    if (lim) { mub = v.A2(v.mub, i, j); muo = v.A2(v.mu_old, i, j); mx = v.A2(v.msftx, i, j); my = v.A2(v.msfty, i, j); }
 
+    // The column's window before the faces of a level M: F at M-2..M+1, FO at M-1..M. At level
+    // L: its z faces L-1, L, L+1 (zprev, zlo, zup; L+2 into zn) and its scales at L-2 and L-1
+    // (and L once computed).
+    float w0 = 0.0f, w1 = 0.0f, w2 = fslab(kts)[c], w3 = kts + 1 <= ktf ? fslab(kts + 1)[c] : 0.0f;
+    float o0 = 0.0f, o1 = foslab(kts)[c];
+    float scm = 1.0f, sc0 = 1.0f, scp = 1.0f;
+    Flux zprev{0.0f, 0.0f}, zlo{0.0f, 0.0f}, zup{0.0f, 0.0f};
+    Faces f = load_faces(kts);
+    // The x and y faces of level M into shared memory, its z face M+1 into zn, and the next
+    // level's coefficients into f, the registers the faces no longer need (loaded before the
+    // faces, they needed a second set and about 25 moves per level: 1.07-1.15x slower). Needs
+    // slabs M..M+2 of every thread's copies.
+    auto faces_of = [&](int M, Flux& zn) {
+      w0 = w1; w1 = w2; w2 = w3;
+      w3 = M + 2 <= ktf ? fslab(M + 2)[c] : 0.0f;
+      o0 = o1;
+      o1 = M + 1 <= ktf ? foslab(M + 1)[c] : 0.0f;
+      const SlabPts F{fslab(M) + c}, FO{foslab(M) + c};
+      if (dx) {
+        const Flux q = pd_xflux(f.x, F, FO, v.ts);
+        lev(0, M)[tid] = q.hi; lev(1, M)[tid] = q.lo;
+      }
+      if (dy) {
+        const Flux q = pd_yflux(f.y, F, FO, v.ts);
+        lev(2, M)[tid] = q.hi; lev(3, M)[tid] = q.lo;
+      }
+      zn = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, M + 1) : Flux{0.0f, 0.0f};
+      if (M + 1 <= ktf) f = load_faces(M + 1);
+    };
+    faces_of(kts, zup);
+    mbar_arrive(bar);  // phase 0: the faces of kts
+    for (int L = kts; L <= ktf + 1; ++L) {
+      const float oL = o0;  // field_old at L, for the limiter
+      Flux zn{0.0f, 0.0f};
+      // Slab L+6 goes where slab L-2 was, last read by the faces of L-2 (at level L-3), which
+      // every thread finished before the wait of level L-1 let this one on.
+      load_slab(L + 6);
+      // The faces of level L+1 (slabs L+1..L+3): every thread's copies through L+3 landed before
+      // its arrival at the end of level L-2, which the wait of level L-1 covered. Their shared
+      // memory was last read at level L-2 (the tendencies of L-3), before that arrival too.
+      if (L + 1 <= ktf) faces_of(L + 1, zn);
+      mbar_wait(bar, (unsigned)(L - kts) & 1u);  // the faces of L and the scales of L-1
+      if (L <= ktf && ring) {  // the limiter scale of level L (1 where WRF's limiter does not reach)
+        float scn = 1.0f;
+        if (lim) {
+          const float4 lv = lvt[L - kts];
+          const PdCellGeom g = pd_cell_geom(lv.x, lv.y, mub, muo, mx, my, lv.z);
+          CellFlux q;
+          q.x0 = Flux{lev(0, L)[tid], lev(1, L)[tid]};
+          q.x1 = Flux{lev(0, L)[tid + 1], lev(1, L)[tid + 1]};
+          q.y0 = Flux{lev(2, L)[tid], lev(3, L)[tid]};
+          q.y1 = Flux{lev(2, L)[tid + kBX], lev(3, L)[tid + kBX]};
+          q.z0 = zlo;
+          q.z1 = zup;
+          scn = pd_scale(pd_ph_low(v, g, q, oL), pd_flux_out(v, g, q));
+        }
+        lev(4, L)[tid] = scn;
+        scp = scn;
+      }
+      if (L - 1 >= kts && tile) {  // the tendency of level L-1
+        const int k = L - 1;
+        tg.rdzw = lvt[k - kts].z;  // pd_tend_geom at level k
+        CellFlux q{};
+        q.z0 = zprev;
+        q.z1 = zlo;
+        if (tg.xd) {
+          q.x0 = Flux{lev(0, k)[tid], lev(1, k)[tid]};
+          q.x1 = Flux{lev(0, k)[tid + 1], lev(1, k)[tid + 1]};
+        }
+        if (tg.yd) {
+          q.y0 = Flux{lev(2, k)[tid], lev(3, k)[tid]};
+          q.y1 = Flux{lev(2, k)[tid + kBX], lev(3, k)[tid + kBX]};
+        }
+        // the scales around the cell: its own column's from registers (1 past kts..ktf, as
+        // ScaleLookup gives), its neighbours' at level k from shared memory
+        const float* scl = lev(4, k);
+        const float own = sc0, below = k - 1 >= kts ? scm : 1.0f, above = k + 1 <= ktf ? scp : 1.0f;
+        const auto sc = [&](int di, int dk, int dj) {
+          return dk < 0 ? below : dk > 0 ? above : (di == 0 && dj == 0) ? own : scl[tid + di + dj * kBX];
+        };
+        write_pd_tendency(v, tg, q, s, ob + (unsigned)(k - kts) * (unsigned)v.mo.nx(), i, k, j, sc);
+      }
+      cp_async_wait<1>();  // slab L+5 is in (L+6 may still be on its way)
+      mbar_arrive(bar);    // phase L-kts+1: the faces of L+1 and the scales of L
+      zprev = zlo; zlo = zup; zup = zn;
+      scm = sc0; sc0 = scp;
+    }
+  };
+  // An inner block: every column computes its three faces, at 5th order in x and y, every ring
+  // cell is limited, and every tile cell has both divergences and no open-boundary terms. Its
+  // march takes those as constants (no order branches, fewer predicates and registers).
+  const bool inner = __syncthreads_and(col_dx && col_dy && col_dz && xo == 5 && yo == 5 && col_lim == ring_pos &&
+                                       col_tile == tile_pos && (!col_tile || (tg0.xd && tg0.yd && !tg0.open)));
+  for (int K = kts + tid; K <= ktf; K += kCol)  // (lvt: above)
+    lvt[K - kts] = make_float4(v.A1(v.c1, K), v.A1(v.c2, K), v.A1(v.rdzw, K), 0.0f);
   if (tid == 0) mbar_init(bar, kCol);
   for (int K = kts; K < kts + 6; ++K) load_slab(K);
   cp_async_wait<0>();
   __syncthreads();
-  // The column's window before the faces of a level M: F at M-2..M+1, FO at M-1..M. At level
-  // L: its z faces L-1, L, L+1 (zprev, zlo, zup; L+2 into zn) and its scales at L-2 and L-1
-  // (and L once computed).
-  float w0 = 0.0f, w1 = 0.0f, w2 = fslab(kts)[c], w3 = kts + 1 <= ktf ? fslab(kts + 1)[c] : 0.0f;
-  float o0 = 0.0f, o1 = foslab(kts)[c];
-  float scm = 1.0f, sc0 = 1.0f, scp = 1.0f;
-  Flux zprev{0.0f, 0.0f}, zlo{0.0f, 0.0f}, zup{0.0f, 0.0f};
-  Faces f = load_faces(kts);
-  // The x and y faces of level M into shared memory, its z face M+1 into zn, and the next
-  // level's coefficients into f, the registers the faces no longer need (loaded before the
-  // faces, they needed a second set and about 25 moves per level: 1.07-1.15x slower). Needs
-  // slabs M..M+2 of every thread's copies.
-  auto faces_of = [&](int M, Flux& zn) {
-    w0 = w1; w1 = w2; w2 = w3;
-    w3 = M + 2 <= ktf ? fslab(M + 2)[c] : 0.0f;
-    o0 = o1;
-    o1 = M + 1 <= ktf ? foslab(M + 1)[c] : 0.0f;
-    const SlabPts F{fslab(M) + c}, FO{foslab(M) + c};
-    if (dx) {
-      const Flux q = pd_xflux(f.x, F, FO, v.ts);
-      lev(0, M)[tid] = q.hi; lev(1, M)[tid] = q.lo;
-    }
-    if (dy) {
-      const Flux q = pd_yflux(f.y, F, FO, v.ts);
-      lev(2, M)[tid] = q.hi; lev(3, M)[tid] = q.lo;
-    }
-    zn = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, M + 1) : Flux{0.0f, 0.0f};
-    if (M + 1 <= ktf) f = load_faces(M + 1);
-  };
-  faces_of(kts, zup);
-  mbar_arrive(bar);  // phase 0: the faces of kts
-  for (int L = kts; L <= ktf + 1; ++L) {
-    const float oL = o0;  // field_old at L, for the limiter
-    Flux zn{0.0f, 0.0f};
-    // Slab L+6 goes where slab L-2 was, last read by the faces of L-2 (at level L-3), which
-    // every thread finished before the wait of level L-1 let this one on.
-    load_slab(L + 6);
-    // The faces of level L+1 (slabs L+1..L+3): every thread's copies through L+3 landed before
-    // its arrival at the end of level L-2, which the wait of level L-1 covered. Their shared
-    // memory was last read at level L-2 (the tendencies of L-3), before that arrival too.
-    if (L + 1 <= ktf) faces_of(L + 1, zn);
-    mbar_wait(bar, (unsigned)(L - kts) & 1u);  // the faces of L and the scales of L-1
-    if (L <= ktf && ring) {  // the limiter scale of level L (1 where WRF's limiter does not reach)
-      float scn = 1.0f;
-      if (lim) {
-        const PdCellGeom g = pd_cell_geom(v.A1(v.c1, L), v.A1(v.c2, L), mub, muo, mx, my, v.A1(v.rdzw, L));
-        CellFlux q;
-        q.x0 = Flux{lev(0, L)[tid], lev(1, L)[tid]};
-        q.x1 = Flux{lev(0, L)[tid + 1], lev(1, L)[tid + 1]};
-        q.y0 = Flux{lev(2, L)[tid], lev(3, L)[tid]};
-        q.y1 = Flux{lev(2, L)[tid + kBX], lev(3, L)[tid + kBX]};
-        q.z0 = zlo;
-        q.z1 = zup;
-        scn = pd_scale(pd_ph_low(v, g, q, oL), pd_flux_out(v, g, q));
-      }
-      lev(4, L)[tid] = scn;
-      scp = scn;
-    }
-    if (L - 1 >= kts && tile) {  // the tendency of level L-1
-      const int k = L - 1;
-      tg.rdzw = v.A1(v.rdzw, k);  // pd_tend_geom at level k
-      CellFlux q{};
-      q.z0 = zprev;
-      q.z1 = zlo;
-      if (tg.xd) {
-        q.x0 = Flux{lev(0, k)[tid], lev(1, k)[tid]};
-        q.x1 = Flux{lev(0, k)[tid + 1], lev(1, k)[tid + 1]};
-      }
-      if (tg.yd) {
-        q.y0 = Flux{lev(2, k)[tid], lev(3, k)[tid]};
-        q.y1 = Flux{lev(2, k)[tid + kBX], lev(3, k)[tid + kBX]};
-      }
-      // the scales around the cell: its own column's from registers (1 past kts..ktf, as
-      // ScaleLookup gives), its neighbours' at level k from shared memory
-      const float* scl = lev(4, k);
-      const float own = sc0, below = k - 1 >= kts ? scm : 1.0f, above = k + 1 <= ktf ? scp : 1.0f;
-      const auto sc = [&](int di, int dk, int dj) {
-        return dk < 0 ? below : dk > 0 ? above : (di == 0 && dj == 0) ? own : scl[tid + di + dj * kBX];
-      };
-      write_pd_tendency(v, tg, q, s, ob + (unsigned)(k - kts) * (unsigned)v.mo.nx(), i, k, j, sc);
-    }
-    cp_async_wait<1>();  // slab L+5 is in (L+6 may still be on its way)
-    mbar_arrive(bar);    // phase L-kts+1: the faces of L+1 and the scales of L
-    zprev = zlo; zlo = zup; zup = zn;
-    scm = sc0; sc0 = scp;
-  }
+  if (inner) march_levels(std::true_type{}); else march_levels(std::false_type{});
 }
 
 // The finite check of the tracers on the device (page-locked path): the rows of a RowCheck
@@ -780,16 +809,15 @@ struct Context {
   DeviceBuffer<float4> d_geom;                   // PD: the call's face coefficients (k_pd_geom)
   // Once per device: its SM count, and the level march's shared-memory limit raised above the
   // 48 KB default (a per-device attribute of each kernel), not at every launch.
-  int sm_dev = -1, sm_n = 0;
+  int sm_dev = -1, sm_n = 0, smem_optin = 0;
   int pd_device_setup() {
     int d = 0;
     WRFGPU_CUDA_CHECK(cudaGetDevice(&d));
     if (d != sm_dev) {
       WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sm_n, cudaDevAttrMultiProcessorCount, d));
-      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)fused::smem_bytes(true)));
-      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)fused::smem_bytes(false)));
+      WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
       sm_dev = d;
     }
     return sm_n;
@@ -965,6 +993,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     const long rule_tiles = pd_rule_tiles(T.ni(), T.nj());
     march = k == GpuOptions::PdKernel::March ||
             (k == GpuOptions::PdKernel::Auto && pd_march_by_size(rule_tiles * G, nsm, G));
+    // (its 1-D columns in shared memory: some 6,000 levels on an H100, far more than WRF runs)
+    march = march && fused::smem_bytes(sep_fo, T.nk()) <= (std::size_t)st.smem_optin;
     if (march && !chosen_g) {  // groups whose launches leave fewer SMs idle in their last wave
       const long tiles = (long)march_tiles.x * march_tiles.y;
       const int g = pd_march_group_size(ns, G, g_max, tiles, nsm);
@@ -1178,7 +1208,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     }
     if (march) {
       const dim3 fb(fused::kBX, fused::kBY), fg(march_tiles.x, march_tiles.y, gn);
-      const std::size_t shm = fused::smem_bytes(sep_fo);
+      const std::size_t shm = fused::smem_bytes(sep_fo, T.nk());
       if (sep_fo) k_pd_fused<true><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
       else k_pd_fused<false><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_fused");

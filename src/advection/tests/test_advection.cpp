@@ -996,6 +996,11 @@ TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
       {45, 41, 5, 130, 2, 3, 0, 0, 0, 0},  {59, 44, 8, 5, 4, 1, 7, 47, 5, 40}, {32, 16, 11, 3, 1, 1, 0, 0, 0, 0},
       {12, 10, 5, 3, 2, 2, 1, 2, 1, 3},    {12, 10, 5, 3, 1, 2, 11, 13, 9, 11}, {40, 33, 6, 9, 4, 2, 1, 41, 12, 20},
       {40, 33, 6, 9, 4, 2, 9, 30, 1, 34},
+      // large enough for the level march's inner blocks (5 x 5 blocks of 29 x 19 tile cells or
+      // more: the middle ones run the march with their flags as constants), beside blocks at
+      // each boundary kind and, in the sub-tile, blocks cut by the tile's edge inside the domain
+      {120, 80, 6, 3, 2, 1, 0, 0, 0, 0},   {120, 80, 6, 3, 1, 2, 0, 0, 0, 0}, {100, 95, 5, 2, 1, 3, 0, 0, 0, 0},
+      {150, 100, 6, 2, 1, 0, 20, 140, 10, 90},
   };
   for (const Shape& s : shapes)
     for (int pd = 0; pd <= 1; ++pd) {
