@@ -93,12 +93,15 @@ double gpu_cpu_plmv_limit(Mode m);
 struct GpuOptions {
   int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each; the PD level march: up to 16 by its waves)
   int species_per_thread = 0; // face-flux kernels (not the level march): tracers one thread loops over; 0: 8
-  // PD scheme: the level march (one kernel per group, k_pd_fused) where a group has enough of
-  // its blocks per SM (0.6, and not just past one wave with 2 or more species per group), the
-  // three kernels otherwise (PdKernel::Auto); or either, for measurement and tests (the
-  // environment: WRFGPU_ADVECT_PD_KERNEL=march|three).
+  // PD scheme: the level march (one kernel per group, k_pd_fused) where its waves cost less
+  // than the three kernels' cells (pd_march_cheaper, advection_impl.h), the three kernels
+  // otherwise (PdKernel::Auto); or either, for measurement and tests (the environment:
+  // WRFGPU_ADVECT_PD_KERNEL=march|three).
   enum class PdKernel { Auto, March, Three };
   PdKernel pd_kernel = PdKernel::Auto;
+  // The level march's block rows: 22 or 28 (32 x 22 or 32 x 28 threads); 0: the fewer waves x
+  // rows (the environment: WRFGPU_ADVECT_PD_ROWS=22|28).
+  int pd_march_rows = 0;
   // When the tracers and tendencies of the call are page-locked (cudaHostAlloc or
   // cudaHostRegister), copy each group straight between them and the device: no host packing,
   // the NaN/Inf check of the tracers on the device (and ru, rv, rom straight too where they are

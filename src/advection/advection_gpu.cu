@@ -366,21 +366,29 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // the three kernels above stay faster: docs/performance.md, "Advection: one kernel for the PD
 // scheme".
 namespace fused {
-// 32 x 22: 704 threads, 22 warps, one block per SM at up to 88 registers (ptxas takes 74-80, no
-// spills); 29 x 19 tile cells per block (78% of the columns). The march waits on its own
-// dependent instructions, so more warps per SM help: 1.16x faster than 32 x 18 (576 threads,
-// 29 x 15 cells) at 81 tracers and 1.09x at CONUS, ahead of 32 x 20, 24, 28 and 32 at 81
-// tracers (docs/performance.md, "The march's blocks of 32 x 22").
-constexpr int kBX = 32, kBY = 22, kCol = kBX * kBY;  // threads = columns
-constexpr int kTX = kBX - 3, kTY = kBY - 3;          // tile cells per block
-constexpr int kSW = kBX + 5, kSH = kBY + 5, kSlab = kSW * kSH;
-constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;  // slab elements per thread
+// Blocks of 32 x BY threads, one column each, one block per SM; BY (the rows) is one of
+// kPdMarchRows (advection_impl.h), chosen per call by pd_march_plan. 32 x 22: 704 threads, 22
+// warps, up to 88 registers (ptxas takes 78-80, no spills), 29 x 19 tile cells per block (78%
+// of the columns); the march waits on its own dependent instructions, so more warps per SM
+// help: 1.16x faster than 32 x 18 at 81 tracers, ahead of 20, 24, 28 and 32 rows there. 32 x 28:
+// 896 threads, 72 registers, 29 x 25 cells (81%): fewer blocks, and so fewer waves, where a
+// patch's rows fill them better (CONUS 1.14x faster) (docs/performance.md, "The march's blocks
+// of 32 x 22", "The march's rows by its waves").
+constexpr int kBX = 32, kTX = kBX - 3;  // threads in x; tile cells per block in x
+constexpr int kSW = kBX + 5;            // a slab's row
+template <int BY>
+struct Rows {
+  static constexpr int kCol = kBX * BY;  // threads = columns
+  static constexpr int kTY = BY - 3;               // tile cells per block in y
+  static constexpr int kSH = BY + 5, kSlab = kSW * kSH;
+  static constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;  // slab elements per thread
+};
 constexpr int kNB = 8;  // slab levels held: L+1..L+5, L+6 in flight (a power of two: the ring index)
 constexpr int kNF = 4;  // face and scale levels held: L-1..L+1 (and a power of two)
-// Shared memory of a block: the mbarrier, the slabs, the faces and scales, then the call's 1-D
-// columns c1, c2 and rdzw at its nlev levels kts..ktf (one float4 per level).
-inline std::size_t smem_bytes(bool sep_fo, int nlev) {
-  return 16 + sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSlab + 5 * kNF * kCol) + sizeof(float4) * nlev;
+// Shared memory of a block of BY rows: the mbarrier, the slabs, the faces and scales, then the
+// call's 1-D columns c1, c2 and rdzw at its nlev levels kts..ktf (one float4 per level).
+inline std::size_t smem_bytes(int by, bool sep_fo, int nlev) {
+  return 16 + sizeof(float) * ((sep_fo ? 2 : 1) * kNB * kSW * (by + 5) + 5 * kNF * kBX * by) + sizeof(float4) * nlev;
 }
 // The level's barrier split in an arrival and a wait (an 8-byte mbarrier in the first 16 bytes
 // of shared memory, so that the slabs after it stay 16-byte aligned): a thread arrives once its scales and tendencies of a level are written and
@@ -443,11 +451,13 @@ __global__ void __launch_bounds__(128) k_pd_geom(View v, float4* __restrict__ ge
   }
 }
 
-// SEP: field_old is another array than field (its slabs are loaded too).
-template <bool SEP>
-__global__ void __launch_bounds__(fused::kCol, 1) k_pd_fused(View v, const float4* __restrict__ geom, KBox fb,
-                                                             KBox t, FaceUse u) {
+// SEP: field_old is another array than field (its slabs are loaded too). BY: the block's rows.
+template <bool SEP, int BY>
+__global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const float4* __restrict__ geom, KBox fb,
+                                                                 KBox t, FaceUse u) {
   using namespace fused;
+  constexpr int kBY = BY, kCol = Rows<BY>::kCol, kTY = Rows<BY>::kTY;
+  constexpr int kSlab = Rows<BY>::kSlab, kSlabPer = Rows<BY>::kSlabPer;
   extern __shared__ float4 sm4[];
   float* const sm = reinterpret_cast<float*>(sm4) + 4;  // after the mbarrier
   const unsigned bar = (unsigned)__cvta_generic_to_shared(sm4);
@@ -816,8 +826,12 @@ struct Context {
     if (d != sm_dev) {
       WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sm_n, cudaDevAttrMultiProcessorCount, d));
       WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
-      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
-      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin));
+      const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
+      static_assert(kPdMarchRows[0] == 22 && kPdMarchRows[1] == 28, "k_pd_fused's instances below");
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true, 22>, a, smem_optin));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 22>, a, smem_optin));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true, 28>, a, smem_optin));
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 28>, a, smem_optin));
       sm_dev = d;
     }
     return sm_n;
@@ -981,25 +995,28 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
-  // PD: the level march or the three kernels by the launch's size (pd_march_by_size).
+  // PD: the level march or the three kernels, and the march's rows, by the cost model of
+  // pd_march_plan and pd_march_cheaper (advection_impl.h).
   bool march = false;
-  const dim3 march_tiles((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + fused::kTY - 1) / fused::kTY);
+  PdMarchPlan mplan;
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
   if (p.pd) {
     const int nsm = st.pd_device_setup();
     GpuOptions::PdKernel k = opt.pd_kernel;
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
-    const long rule_tiles = pd_rule_tiles(T.ni(), T.nj());
+    int rows = opt.pd_march_rows;
+    if (const auto e = config::choice("WRFGPU_ADVECT_PD_ROWS")) rows = std::stoi(*e);
+    if (rows != 0 && rows != kPdMarchRows[0] && rows != kPdMarchRows[1])
+      throw RuntimeError("advection: GpuOptions::pd_march_rows = " + std::to_string(rows) + ": the level march has blocks of 22 or 28 rows (0: chosen per call)");
+    mplan = pd_march_plan(T.ni(), T.nj(), ns, G, g_max, chosen_g, nsm, rows);
+    if (rows == 0 && fused::smem_bytes(mplan.rows, sep_fo, T.nk()) > (std::size_t)st.smem_optin)  // (sm_8x: 99-163 KB)
+      mplan = pd_march_plan(T.ni(), T.nj(), ns, G, g_max, chosen_g, nsm, kPdMarchRows[0]);
     march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && pd_march_by_size(rule_tiles * G, nsm, G));
+            (k == GpuOptions::PdKernel::Auto && pd_march_cheaper(mplan, T.ni(), T.nj(), ns));
     // (its 1-D columns in shared memory: some 6,000 levels on an H100, far more than WRF runs)
-    march = march && fused::smem_bytes(sep_fo, T.nk()) <= (std::size_t)st.smem_optin;
-    if (march && !chosen_g) {  // groups whose launches leave fewer SMs idle in their last wave
-      const long tiles = (long)march_tiles.x * march_tiles.y;
-      const int g = pd_march_group_size(ns, G, g_max, tiles, nsm);
-      if (k == GpuOptions::PdKernel::March || pd_march_by_size(rule_tiles * g, nsm, g)) G = g;
-    }
+    march = march && fused::smem_bytes(mplan.rows, sep_fo, T.nk()) <= (std::size_t)st.smem_optin;
+    if (march) G = mplan.group;
   }
   const int ngroups = (ns + G - 1) / G;
 
@@ -1207,10 +1224,12 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_open");
     }
     if (march) {
-      const dim3 fb(fused::kBX, fused::kBY), fg(march_tiles.x, march_tiles.y, gn);
-      const std::size_t shm = fused::smem_bytes(sep_fo, T.nk());
-      if (sep_fo) k_pd_fused<true><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
-      else k_pd_fused<false><<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces);
+      const int by = mplan.rows;
+      const dim3 fb(fused::kBX, by), fg((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + by - 4) / (by - 3), gn);
+      const std::size_t shm = fused::smem_bytes(by, sep_fo, T.nk());
+      const auto launch = [&](auto kernel) { kernel<<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces); };
+      if (by == 22) sep_fo ? launch(k_pd_fused<true, 22>) : launch(k_pd_fused<false, 22>);
+      else sep_fo ? launch(k_pd_fused<true, 28>) : launch(k_pd_fused<false, 28>);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_fused");
     } else if (p.pd) {
       const FluxBox fl{S.d_flux.data(), kbox(FB), fb3};

@@ -135,35 +135,30 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = false);
 // A View of the caller's arrays (CPU backend).
 View cpu_view(const Prepared& p);
 
-// PD: the level march where one group's launch has enough blocks per SM, else the three
-// kernels, whose one thread per cell fills SMs that the march's 35 levels in sequence leave
-// idle. The march runs one block per SM, so its time goes by whole waves: it is faster from
-// 0.6 blocks per SM, whatever the species per group, except just past one wave, where its
-// second wave is nearly empty and the three kernels, which share a cell's face geometry
-// among a thread's species, are faster with 2 or more species per group. Measured on an
-// H200 with 29 x 15 tiles (docs/performance.md, "The size rule for blocks of 32 x 18"),
-// blocks per SM: three kernels faster at 0.36-0.48 (1.04-1.4x), at 1.09 with 3 species
-// (1.13x; equal with 2), at 1.06-1.21 with 4 (1.02-1.08x) and at 1.27 with 14 (1.16x); the
-// march faster at 0.61-0.95 (1.0-1.7x; three kernels 1.03x with 4), at 1.17 with 1 species
-// (1.31x), from 1.21 with 2 (1.05x), from 1.36 with 3 (1.15-1.26x) and at 2.12 with 14
-// (1.25x); equal at 1.23-1.27 with 3 and 1.45 with 4.
-// blocks: pd_rule_tiles of the patch times the G species of the group; nsm: the device's SMs.
-// The march's tiles are 29 x 19 cells since its blocks grew to 32 x 22 (docs/performance.md,
-// "The march's blocks of 32 x 22"), which run a wave in about the time of the 32 x 18 ones'
-// and cover 1.27x the cells; the rule is not measured again for them. So it is given the patch
-// in the tiles its thresholds were measured with: every patch takes the form it took before,
-// and the march only got faster where it runs (counted in 29 x 19 tiles, a 212 x 150 patch
-// with one tracer, as TKE on a quarter of CONUS, would fall below 0.6 blocks per SM and take
-// the three kernels, 1.2x slower there).
-inline long pd_rule_tiles(int ni, int nj) { return (long)((ni + 28) / 29) * ((nj + 14) / 15); }
-inline bool pd_march_by_size(long blocks, int nsm, int G) {
-  const bool enough = 10 * blocks >= 6 * (long)nsm;  // 0.6 blocks per SM
-  // past one wave by less than (G - 1)/8 of a wave, at most half a wave
-  const long thin = (long)nsm * std::min(std::max(G, 1) - 1, 4) / 8;
-  const bool thin_second_wave = blocks > nsm && blocks - nsm < thin;
-  return enough && !thin_second_wave;
+// PD: the level march or the three kernels, and the march's block rows, by a cost model of
+// both, measured on an H200 with the march's inner blocks (docs/performance.md, "The size rule
+// and the march's rows by its waves"). The march runs one block per SM and a column's levels
+// in sequence, so its time goes by whole waves of blocks: at 35 levels a wave of blocks of
+// 32 x 22 takes about 0.08 ms however few blocks it has, one of 32 x 28 about 28/22 of that.
+// The three kernels (a thread per cell) go by the cells: about 0.02 ms plus 1.95 ns per
+// column and species. So the march where
+//   41,000 x waves x rows / 22 < 10,000 + columns x species
+// (0.08 ms / 1.95 ns = 41,000 column-species per wave of 22 rows; 0.02 ms = 10,000), with the
+// rows of its fewer waves x rows (22 where equal). Of 31 measured cases (1 to 81 tracers,
+// 40 x 30 to 425 x 300 columns) it picks the fastest form in 29 and one 1.02x and one 1.07x
+// slower in the other two (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
+constexpr int kPdMarchRows[2] = {22, 28};
+// Blocks of 32 x rows threads cover tiles of 29 x (rows - 3) columns.
+inline long pd_march_tiles(int ni, int nj, int rows) {
+  return (long)((ni + 28) / 29) * ((nj + rows - 4) / (rows - 3));
 }
-
+// The waves of the march's launches for ns species in groups of g, each launch tiles x its
+// species blocks, one per SM.
+inline long pd_march_waves(int ns, int g, long tiles, int nsm) {
+  long w = 0;
+  for (int s = 0; s < ns; s += g) w += (tiles * std::min(g, ns - s) + nsm - 1) / nsm;
+  return w;
+}
 // The species per group for the PD level march: of g0 (the default: about 6 groups) to gmax,
 // the size whose groups' launches take the fewest waves in all (the march runs one block per
 // SM, so a launch of tiles x G blocks takes ceil(tiles G / nsm) waves and its last wave may
@@ -174,15 +169,35 @@ inline bool pd_march_by_size(long blocks, int nsm, int G) {
 // 13 1.71-1.72 (25, but 7 launches), 14 1.79 (29), 16 1.67 (26) (docs/performance.md,
 // "Advection: the unlimited scheme's inner box and open cells in one launch").
 inline int pd_march_group_size(int ns, int g0, int gmax, long tiles, int nsm) {
-  auto waves = [&](int g) {
-    long w = 0;
-    for (int s = 0; s < ns; s += g) w += (tiles * std::min(g, ns - s) + nsm - 1) / nsm;
-    return w;
-  };
   int best = g0;
   for (int g = g0 + 1; g <= std::min(gmax, ns); ++g)
-    if (waves(g) < waves(best)) best = g;
+    if (pd_march_waves(ns, g, tiles, nsm) < pd_march_waves(ns, best, tiles, nsm)) best = g;
   return best;
+}
+
+// The march of a patch of ni x nj columns and ns species: its rows, tiles, species per group
+// and waves. g0: the call's group size (the caller's where g_fixed, else the default, which
+// pd_march_group_size may raise to gmax); rows 0: the fewer waves x rows of kPdMarchRows.
+struct PdMarchPlan {
+  int rows = 0, group = 0;
+  long tiles = 0, waves = 0;
+};
+inline PdMarchPlan pd_march_plan(int ni, int nj, int ns, int g0, int gmax, bool g_fixed, int nsm, int rows = 0) {
+  auto plan = [&](int r) {
+    PdMarchPlan m;
+    m.rows = r;
+    m.tiles = pd_march_tiles(ni, nj, r);
+    m.group = g_fixed ? g0 : pd_march_group_size(ns, g0, gmax, m.tiles, nsm);
+    m.waves = pd_march_waves(ns, m.group, m.tiles, nsm);
+    return m;
+  };
+  if (rows > 0) return plan(rows);
+  const PdMarchPlan a = plan(kPdMarchRows[0]), b = plan(kPdMarchRows[1]);
+  return b.waves * b.rows < a.waves * a.rows ? b : a;
+}
+// Is the march m faster than the three kernels for ni x nj columns and ns species (above)?
+inline bool pd_march_cheaper(const PdMarchPlan& m, int ni, int nj, int ns) {
+  return 41000L * m.waves * m.rows < 22L * (10000L + (long)ni * nj * ns);
 }
 
 // Backends: compiled twice (strict, fast) from advection_cpu.cpp / advection_gpu.cu.

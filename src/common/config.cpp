@@ -60,9 +60,11 @@ const std::vector<Setting>& table() {
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
        "advection GPU, face-flux kernels (not the level march): species per thread"},
       {"WRFGPU_ADVECT_PD_KERNEL", C, "march|three", 0, 0,
-       "computed: march where the patch's tiles of 29 x 15 columns (the rule's measured tiles) times the group's species are at least 0.6 per SM, except past one "
-       "wave by less than (G - 1)/8 of a wave (G species per group; at most half a wave)", T, "library",
+       "computed: march where 41,000 x its waves x rows / 22 < 10,000 + columns x species (its waves: of the "
+       "group launches, one block per SM)", T, "library",
        "advection GPU, PD scheme: one level-march kernel or three kernels (measurement)"},
+      {"WRFGPU_ADVECT_PD_ROWS", C, "22|28", 0, 0, "computed: the fewer waves x rows, 22 where equal", T, "library",
+       "advection GPU, PD level march: blocks of 32 x 22 or 32 x 28 threads (measurement)"},
       {"WRFGPU_ADVECT_CPU_TILE", S, "WxH or 0", 0, 0, "16x8", T, "library",
        "advection CPU: blocks of W x H columns marching up the levels; 0: the per-cell forms"},
       {"WRFGPU_RADM2SORG_TEAM_WARPS", I, "", 1, 20, "computed: most warps per SM that fit", T,
