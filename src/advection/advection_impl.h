@@ -145,8 +145,8 @@ View cpu_view(const Prepared& p);
 //   41,000 x waves x rows / 22 < 10,000 + columns x species
 // (0.08 ms / 1.95 ns = 41,000 column-species per wave of 22 rows; 0.02 ms = 10,000), with the
 // rows of its fewer waves x rows (22 where equal). Of 31 measured cases (1 to 81 tracers,
-// 40 x 30 to 425 x 300 columns) it picks the fastest form in 29 and one 1.02x and one 1.07x
-// slower in the other two (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
+// 40 x 30 to 425 x 300 columns) it picks the fastest form in 27 and one at most 1.05x slower
+// in the other four (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
 constexpr int kPdMarchRows[2] = {22, 28};
 // Blocks of 32 x rows threads cover tiles of 29 x (rows - 3) columns.
 inline long pd_march_tiles(int ni, int nj, int rows) {
@@ -168,9 +168,13 @@ inline long pd_march_waves(int ns, int g, long tiles, int nsm) {
 // measured on an H200, kernel ms: 10 species a group 1.83-1.84 (33 waves), 12 1.75-1.77 (27),
 // 13 1.71-1.72 (25, but 7 launches), 14 1.79 (29), 16 1.67 (26) (docs/performance.md,
 // "Advection: the unlimited scheme's inner box and open cells in one launch").
+// Never one group where g0 makes two or more: the copies of one group overlap the kernels of
+// the other, which is worth more end to end than the waves one launch saves (CONUS with 5
+// tracers as one group of 5, 7 waves of 32 x 28 blocks: kernels 0.550 ms, end to end 7.43 ms,
+// 1.20x its pure transfers; two groups of 32 x 22 blocks before, 0.691 and 6.79 ms, 1.10x).
 inline int pd_march_group_size(int ns, int g0, int gmax, long tiles, int nsm) {
   int best = g0;
-  for (int g = g0 + 1; g <= std::min(gmax, ns); ++g)
+  for (int g = g0 + 1; g <= std::min(gmax, g0 < ns ? ns - 1 : ns); ++g)
     if (pd_march_waves(ns, g, tiles, nsm) < pd_march_waves(ns, best, tiles, nsm)) best = g;
   return best;
 }
