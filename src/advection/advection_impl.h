@@ -144,7 +144,9 @@ View cpu_view(const Prepared& p);
 // column and species. So the march where
 //   41,000 x waves x rows / 22 < 10,000 + columns x species
 // (0.08 ms / 1.95 ns = 41,000 column-species per wave of 22 rows; 0.02 ms = 10,000), with the
-// rows of its fewer waves x rows (22 where equal). Of 31 measured cases (1 to 81 tracers,
+// rows of its fewer waves x rows (22 where equal). All measured at 35 levels: both sides grow
+// with the levels but for the three kernels' 0.02 ms, so with many more levels the model
+// leans a little towards the three kernels. Of 31 measured cases (1 to 81 tracers,
 // 40 x 30 to 425 x 300 columns) it picks the fastest form in 27 and one at most 1.05x slower
 // in the other four (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
 constexpr int kPdMarchRows[2] = {22, 28};
