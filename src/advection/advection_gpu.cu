@@ -829,6 +829,7 @@ struct Context {
       WRFGPU_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d));
       const cudaFuncAttribute a = cudaFuncAttributeMaxDynamicSharedMemorySize;
       static_assert(kPdMarchRows[0] == 22 && kPdMarchRows[1] == 28, "k_pd_fused's instances below");
+      static_assert(fused::kTX == 29, "pd_march_tiles_i (advection_impl.h) counts tiles of 29 columns");
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true, 22>, a, smem_optin));
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 22>, a, smem_optin));
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true, 28>, a, smem_optin));
@@ -968,12 +969,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   int G = opt.species_per_group;
   if (G <= 0) G = config::integer("WRFGPU_ADVECT_GROUP").value_or(0);
   const bool chosen_g = G > 0;  // by the caller: the level march's waves do not change it
-  // About 6 groups (the copies of one overlap the kernels of another), but at least 3 species
-  // per group (the three-kernel forms compute each cell's face geometry once for all the
-  // species of a thread; the level march's comes from k_pd_geom, once per call) and at most
-  // 16 (pinned and device buffers). docs/performance.md has the measurements.
-  constexpr int kMaxGroup = 16;
-  if (G <= 0) G = std::min(kMaxGroup, std::max((ns + 5) / 6, std::min(ns, 3)));
+  if (G <= 0) G = default_group_size(ns);
   G = std::min(G, ns);
   Box FB = p.pd ? RG : T;  // faces of the ring (pd) or tile cells: one more in i, j and k
   FB.i1 += 1; FB.j1 += 1; FB.k1 += 1;
@@ -992,7 +988,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     G_cap = (int)std::min<std::size_t>((std::size_t)ns, lim / per_sp);
     G = std::min(G, G_cap);
   }
-  const int g_max = std::min(G_cap, kMaxGroup);
+  const int g_max = std::min(G_cap, kMaxGroup);  // (advection_impl.h)
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;
@@ -1226,7 +1222,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     }
     if (march) {
       const int by = mplan.rows;
-      const dim3 fb(fused::kBX, by), fg((T.ni() + fused::kTX - 1) / fused::kTX, (T.nj() + by - 4) / (by - 3), gn);
+      const dim3 fb(fused::kBX, by), fg(pd_march_tiles_i(T.ni()), pd_march_tiles_j(T.nj(), by), gn);  // the plan's tiles
       const std::size_t shm = fused::smem_bytes(by, sep_fo, T.nk());
       const auto launch = [&](auto kernel) { kernel<<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces); };
       if (by == 22) sep_fo ? launch(k_pd_fused<true, 22>) : launch(k_pd_fused<false, 22>);

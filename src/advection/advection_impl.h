@@ -150,9 +150,12 @@ View cpu_view(const Prepared& p);
 // 40 x 30 to 425 x 300 columns) it picks the fastest form in 27 and one at most 1.05x slower
 // in the other four (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
 constexpr int kPdMarchRows[2] = {22, 28};
-// Blocks of 32 x rows threads cover tiles of 29 x (rows - 3) columns.
+// Blocks of 32 x rows threads cover tiles of 29 x (rows - 3) columns: the launch's grid in i
+// and j, and its blocks per species.
+inline int pd_march_tiles_i(int ni) { return (ni + 28) / 29; }
+inline int pd_march_tiles_j(int nj, int rows) { return (nj + rows - 4) / (rows - 3); }
 inline long pd_march_tiles(int ni, int nj, int rows) {
-  return (long)((ni + 28) / 29) * ((nj + rows - 4) / (rows - 3));
+  return (long)pd_march_tiles_i(ni) * pd_march_tiles_j(nj, rows);
 }
 // The waves of the march's launches for ns species in groups of g, each launch tiles x its
 // species blocks, one per SM.
@@ -160,6 +163,15 @@ inline long pd_march_waves(int ns, int g, long tiles, int nsm) {
   long w = 0;
   for (int s = 0; s < ns; s += g) w += (tiles * std::min(g, ns - s) + nsm - 1) / nsm;
   return w;
+}
+// Species per transfer group unless the caller chose: about 6 groups (the copies of one
+// overlap the kernels of another), but at least 3 species per group (the three-kernel forms
+// compute each cell's face geometry once for all the species of a thread; the level march's
+// comes from k_pd_geom, once per call) and at most kMaxGroup (pinned and device buffers); never
+// more than the call's ns. docs/performance.md has the measurements.
+constexpr int kMaxGroup = 16;
+inline int default_group_size(int ns) {
+  return std::min({kMaxGroup, std::max((ns + 5) / 6, std::min(ns, 3)), ns});
 }
 // The species per group for the PD level march: of g0 (the default: about 6 groups) to gmax,
 // the size whose groups' launches take the fewest waves in all (the march runs one block per

@@ -971,8 +971,7 @@ TEST(AdvectionRule, PdMarchPlanTakesTheMeasuredFasterForm) {
   };
   int fastest = 0;
   for (const Case& c : measured) {
-    const int g0 = std::min(c.ns, std::min(16, std::max((c.ns + 5) / 6, std::min(c.ns, 3))));  // run_gpu's default
-    const PdMarchPlan m = pd_march_plan(c.ni, c.nj, c.ns, g0, 16, false, 132);
+    const PdMarchPlan m = pd_march_plan(c.ni, c.nj, c.ns, default_group_size(c.ns), kMaxGroup, false, 132);
     const bool march = pd_march_cheaper(m, c.ni, c.nj, c.ns);
     const double chosen = !march ? c.three : m.rows == 22 ? c.m22 : c.m28;
     double best = std::min(c.m22, c.m28);
