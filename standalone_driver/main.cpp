@@ -4,7 +4,7 @@
 //
 //   wrfgpu_replay FILE... [--backend gpu|cpu|both|auto] [--mode strict|fast] [--repeat N]
 //                 [--report out.json] [--plot DIR] [--write-outputs FILE] [--device N]
-//                 [--max-plmv X] [--max-plmv-gpu-cpu X] [--steps N] [--version]
+//                 [--max-plmv X] [--max-plmv-gpu-cpu X] [--steps N] [--page-locked] [--version]
 //
 // Exit status: 0 all files pass (or have nothing to compare with: NOT VERIFIED); 1 a
 // threshold exceeded or a file failed to run; 2 bad input. A failing file does not stop the others.
@@ -40,7 +40,7 @@ struct Options {
   int repeat = 1, device = -1, steps = 1;
   std::string report, plot_dir, write_outputs;
   double max_plmv = -1, max_plmv_gc = -1;
-  bool version = false, quiet = false;
+  bool version = false, quiet = false, page_locked = false;
 };
 
 void usage() {
@@ -48,11 +48,13 @@ void usage() {
       "usage: wrfgpu_replay FILE... [--backend gpu|cpu|both|auto] [--mode strict|fast]\n"
       "                     [--repeat N] [--report out.json] [--plot DIR] [--write-outputs FILE]\n"
       "                     [--device N] [--max-plmv X] [--max-plmv-gpu-cpu X] [--steps N]\n"
-      "                     [--quiet] [--version] [--list-config[=markdown]]\n"
+      "                     [--page-locked] [--quiet] [--version] [--list-config[=markdown]]\n"
       "Under mpirun each rank takes a patch of the captured tile (WRF-like 2-D decomposition) and\n"
       "the GPU of its node-local rank; the report is reduced over ranks.\n"
       "--steps N (advection): N steps with frozen winds, halos exchanged with MPI between steps;\n"
       "the result is the tracers after the last step (no WRF reference; GPU vs CPU is checked).\n"
+      "--page-locked: the call's arrays in page-locked host memory, as inside WRF with wrf_patch\n"
+      "(the GPU backend then copies straight between them and the device); default pageable.\n"
       "Replays wrfgpu capture files (format 1) and compares with WRF's recorded outputs.\n"
       "Defaults: WRFGPU_BACKEND, else auto (the GPU when one is visible); WRFGPU_MODE, else strict.\n"
       "--list-config prints every WRFGPU_* setting (=markdown: docs/configuration.md).\n"
@@ -111,6 +113,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--max-plmv-gpu-cpu") o.max_plmv_gc = threshold(a, need(i));
     else if (a == "--version") o.version = true;
     else if (a == "--quiet") o.quiet = true;
+    else if (a == "--page-locked") o.page_locked = true;
     else if (a == "-h" || a == "--help") { usage(); std::exit(0); }
     else if (!a.empty() && a[0] == '-') throw InputError("unknown option '" + a + "' (see --help)");
     else o.files.push_back(a);
@@ -286,6 +289,7 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
   auto t0 = std::chrono::steady_clock::now();
   Patch patch;
   std::unique_ptr<Replay> rp;
+  bool locked = false;
   // Opening checks the input; every rank agrees on it before the first collective.
   on_all_ranks([&] {
     if (nranks > 1) {
@@ -302,11 +306,17 @@ FileResult replay_file(const std::string& path, const Options& opt, Backend reso
     rp = open_replay(path, patch);
     if (opt.steps > 1 && !rp->set_steps(opt.steps))
       r.note = "--steps applies to positive-definite advection captures; this file is replayed once";
+    // (after --steps: a stepped run keeps its tracers pageable, and says so)
+    locked = opt.page_locked && rp->set_host_locked(true);
+    if (opt.page_locked && !locked)
+      r.note = (r.note.empty() ? "" : r.note + "; ") + "--page-locked: this kernel's replay" +
+               (opt.steps > 1 ? " with --steps" : "") + " has no page-locked arrays; replayed with pageable ones";
   }, rank, nranks);
   double read_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.kernel = rp->kernel();
   r.summary = rp->summary();
   if (nranks > 1) r.summary += ", " + std::to_string(patch.px) + "x" + std::to_string(patch.py) + " patches";
+  if (locked) r.summary += ", page-locked arrays";
   r.thr = rp->thresholds(opt.mode);
   if (opt.max_plmv >= 0) { r.thr.plmv_vs_ref = opt.max_plmv; r.thr.basis = "set by --max-plmv"; }
   if (opt.max_plmv_gc >= 0) r.thr.plmv_gpu_cpu = opt.max_plmv_gc;
