@@ -988,7 +988,8 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     G_cap = (int)std::min<std::size_t>((std::size_t)ns, lim / per_sp);
     G = std::min(G, G_cap);
   }
-  const int g_max = std::min(G_cap, kMaxGroup);  // (advection_impl.h)
+  // the most species the level march's plan may put in a group (advection_impl.h)
+  const int g_max = std::min(G_cap, pd_march_group_max(sizeof(float) * (rt3 * (sep_fo ? 2 : 1) + t3 * nout)));
   int spt = opt.species_per_thread;
   if (spt <= 0) spt = config::integer("WRFGPU_ADVECT_SPT").value_or(0);
   if (spt <= 0) spt = 8;

@@ -146,9 +146,9 @@ View cpu_view(const Prepared& p);
 // (0.08 ms / 1.95 ns = 41,000 column-species per wave of 22 rows; 0.02 ms = 10,000), with the
 // rows of its fewer waves x rows (22 where equal). All measured at 35 levels: both sides grow
 // with the levels but for the three kernels' 0.02 ms, so with many more levels the model
-// leans a little towards the three kernels. Of 31 measured cases (1 to 81 tracers,
-// 40 x 30 to 425 x 300 columns) it picks the fastest form in 27 and one at most 1.05x slower
-// in the other four (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
+// leans a little towards the three kernels. Of 34 measured cases (1 to 130 tracers,
+// 40 x 30 to 425 x 300 columns) it picks the fastest form in 27 and one at most 1.09x slower
+// in the other seven (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
 constexpr int kPdMarchRows[2] = {22, 28};
 // Blocks of 32 x rows threads cover tiles of 29 x (rows - 3) columns: the launch's grid in i
 // and j, and its blocks per species.
@@ -172,6 +172,19 @@ inline long pd_march_waves(int ns, int g, long tiles, int nsm) {
 constexpr int kMaxGroup = 16;
 inline int default_group_size(int ns) {
   return std::min({kMaxGroup, std::max((ns + 5) / 6, std::min(ns, 3)), ns});
+}
+// The level march's groups may hold more species than kMaxGroup where that takes fewer waves
+// (below): up to kMaxMarchGroup, and only while a group's buffers (its tracers in and its
+// tendencies out, each held on the device and in page-locked memory) stay within
+// kMarchGroupBytes, about what 16 species of the 134 x 110 x 35 chemistry patch took before.
+// 81 tracers on 106 x 75 x 35 in groups of 21 instead of 15, 8 waves of 32 x 28 blocks instead
+// of 11 of 32 x 22: kernels 1.19x faster, 64 x 50 1.29x, 130 tracers on 106 x 75 1.16x
+// (H200; docs/performance.md, "The march's groups up to 24 species").
+constexpr int kMaxMarchGroup = 24;
+constexpr std::size_t kMarchGroupBytes = std::size_t(192) << 20;
+inline int pd_march_group_max(std::size_t bytes_per_species) {
+  const std::size_t n = kMarchGroupBytes / std::max<std::size_t>(bytes_per_species, 1);
+  return (int)std::max<std::size_t>(kMaxGroup, std::min<std::size_t>(kMaxMarchGroup, n));
 }
 // The species per group for the PD level march: of g0 (the default: about 6 groups) to gmax,
 // the size whose groups' launches take the fewest waves in all (the march runs one block per
