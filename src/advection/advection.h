@@ -91,7 +91,7 @@ double gpu_cpu_plmv_limit(Mode m);
 // WRFGPU_ADVECT_GROUP (species per transfer group), WRFGPU_ADVECT_SPT (species per thread),
 // WRFGPU_ADVECT_PD_KERNEL (march or three kernels).
 struct GpuOptions {
-  int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each; the PD level march: up to 16 by its waves)
+  int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each; the PD level march: up to 24 by its waves, pd_march_group_max)
   int species_per_thread = 0; // face-flux kernels (not the level march): tracers one thread loops over; 0: 8
   // PD scheme: the level march (one kernel per group, k_pd_fused) where its waves cost less
   // than the three kernels' cells (pd_march_cheaper, advection_impl.h), the three kernels

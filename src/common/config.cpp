@@ -55,7 +55,7 @@ const std::vector<Setting>& table() {
        "1: every GPU call prints its chunks' timeline (host packing, copies, kernels, "
        "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks), and WSM5 and advection their "
        "set-up and whole call"},
-      {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each; for the PD level march the size of 16 or fewer whose launches take the fewest waves", T,
+      {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each; for the PD level march the size of up to 24 (192 MiB of buffers at most) whose launches take the fewest waves", T,
        "library", "advection GPU: species per transfer group"},
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
        "advection GPU, face-flux kernels (not the level march): species per thread"},
