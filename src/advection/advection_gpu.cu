@@ -470,9 +470,11 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
   // shared memory: F slabs [kNB], FO slabs [kNB] (SEP), then x hi, x lo, y hi, y lo, scale,
   // each [kNF][kCol]
   float* const flev = sm + (SEP ? 2 : 1) * kNB * kSlab;
-  auto fslab = [&](int K) { return sm + (K & (kNB - 1)) * kSlab; };
-  auto foslab = [&](int K) { return SEP ? sm + (kNB + (K & (kNB - 1))) * kSlab : fslab(K); };
-  auto lev = [&](int comp, int K) { return flev + (comp * kNF + (K & (kNF - 1))) * kCol; };
+  // (the rings counted from kts, so that in the level loop unrolled by 4 the level ring's slots
+  // are constants and the slab ring's a base of 0 or 4 plus a constant)
+  auto fslab = [&](int K) { return sm + ((K - kts) & (kNB - 1)) * kSlab; };
+  auto foslab = [&](int K) { return SEP ? sm + (kNB + ((K - kts) & (kNB - 1))) * kSlab : fslab(K); };
+  auto lev = [&](int comp, int K) { return flev + (comp * kNF + ((K - kts) & (kNF - 1))) * kCol; };
   // This thread's slab elements: their offset at level kms in the group's box (-1: outside it).
   const unsigned sk = (unsigned)v.mt.nx(), sj = sk * (unsigned)v.mt.nz();
   int soff[kSlabPer];
@@ -574,6 +576,11 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
     };
     faces_of(kts, zup);
     mbar_arrive(bar);  // phase 0: the faces of kts
+    // Unrolled by 4: the ring slots, the barrier's parity and the rotation of the window's
+    // registers become constants and renamings (the inner blocks' loop: 352 instructions a
+    // level against 388; 1.03-1.08x faster; by 8: 350, but slower at CONUS and 106 x 75 with 81
+    // tracers; docs/performance.md, "The march's level loop unrolled by 4").
+#pragma unroll 4
     for (int L = kts; L <= ktf + 1; ++L) {
       const float oL = o0;  // field_old at L, for the limiter
       Flux zn{0.0f, 0.0f};
