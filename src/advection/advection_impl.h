@@ -136,19 +136,22 @@ Prepared prepare(const AdvectInputs& in, bool pd, bool defer_tracers = false);
 View cpu_view(const Prepared& p);
 
 // PD: the level march or the three kernels, and the march's block rows, by a cost model of
-// both, measured on an H200 with the march's inner blocks (docs/performance.md, "The size rule
-// and the march's rows by its waves"). The march runs one block per SM and a column's levels
-// in sequence, so its time goes by whole waves of blocks: at 35 levels a wave of blocks of
-// 32 x 22 takes about 0.08 ms however few blocks it has, one of 32 x 28 about 28/22 of that.
-// The three kernels (a thread per cell) go by the cells: about 0.02 ms plus 1.95 ns per
-// column and species. So the march where
-//   41,000 x waves x rows / 22 < 10,000 + columns x species
+// both, measured on an H200 with the march's inner blocks and its level loop unrolled by 4
+// (docs/performance.md, "The size rule and the march's rows by its waves", "The plan refitted
+// to the unrolled loop"). The march runs one block per SM and a column's levels in sequence,
+// so its time goes by whole waves of blocks: at 35 levels a wave of blocks of 32 x 22 takes
+// about 0.08 ms however few blocks it has, one of 32 x R about (R + 4) / 26 of that (the
+// block's start, before its level loop, is worth about 4 rows). The three kernels (a thread
+// per cell) go by the cells: about 0.02 ms plus 1.95 ns per column and species. So the march
+// where
+//   41,000 x waves x (rows + 4) / 26 < 10,000 + columns x species
 // (0.08 ms / 1.95 ns = 41,000 column-species per wave of 22 rows; 0.02 ms = 10,000), with the
-// rows of its fewer waves x rows (22 where equal). All measured at 35 levels: both sides grow
-// with the levels but for the three kernels' 0.02 ms, so with many more levels the model
-// leans a little towards the three kernels. Of 34 measured cases (1 to 130 tracers,
-// 40 x 30 to 425 x 300 columns) it picks the fastest form in 27 and one at most 1.09x slower
-// in the other seven (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
+// rows of its fewer waves x (rows + 4) (22 where equal). All measured at 35 levels: both sides
+// grow with the levels but for the three kernels' 0.02 ms, so with many more levels the model
+// leans a little towards the three kernels. Of 34 cases measured in one run (1 to 130
+// tracers, 40 x 30 to 425 x 300 columns) it picks the fastest form in 30 and one at most 1.08x
+// slower in the other four (AdvectionRule.PdMarchPlanTakesTheMeasuredFasterForm).
+constexpr int kPdWaveRowsExtra = 4;  // a wave's start, in rows
 constexpr int kPdMarchRows[2] = {22, 28};
 // Blocks of 32 x rows threads cover tiles of 29 x (rows - 3) columns: the launch's grid in i
 // and j, and its blocks per species.
@@ -208,7 +211,7 @@ inline int pd_march_group_size(int ns, int g0, int gmax, long tiles, int nsm) {
 
 // The march of a patch of ni x nj columns and ns species: its rows, tiles, species per group
 // and waves. g0: the call's group size (the caller's where g_fixed, else the default, which
-// pd_march_group_size may raise to gmax); rows 0: the fewer waves x rows of kPdMarchRows.
+// pd_march_group_size may raise to gmax); rows 0: the fewer waves x (rows + kPdWaveRowsExtra) of kPdMarchRows.
 struct PdMarchPlan {
   int rows = 0, group = 0;
   long tiles = 0, waves = 0;
@@ -224,11 +227,11 @@ inline PdMarchPlan pd_march_plan(int ni, int nj, int ns, int g0, int gmax, bool 
   };
   if (rows > 0) return plan(rows);
   const PdMarchPlan a = plan(kPdMarchRows[0]), b = plan(kPdMarchRows[1]);
-  return b.waves * b.rows < a.waves * a.rows ? b : a;
+  return b.waves * (b.rows + kPdWaveRowsExtra) < a.waves * (a.rows + kPdWaveRowsExtra) ? b : a;
 }
 // Is the march m faster than the three kernels for ni x nj columns and ns species (above)?
 inline bool pd_march_cheaper(const PdMarchPlan& m, int ni, int nj, int ns) {
-  return 41000L * m.waves * m.rows < 22L * (10000L + (long)ni * nj * ns);
+  return 41000L * m.waves * (m.rows + kPdWaveRowsExtra) < (22L + kPdWaveRowsExtra) * (10000L + (long)ni * nj * ns);
 }
 
 // Backends: compiled twice (strict, fast) from advection_cpu.cpp / advection_gpu.cu.
