@@ -181,8 +181,8 @@ inline int default_group_size(int ns) {
 // tendencies out, each held on the device and in page-locked memory) stay within
 // kMarchGroupBytes, about what 16 species of the 134 x 110 x 35 chemistry patch took before.
 // 81 tracers on 106 x 75 x 35 in groups of 21 instead of 15, 8 waves of 32 x 28 blocks instead
-// of 11 of 32 x 22: kernels 1.19x faster, 64 x 50 1.29x, 130 tracers on 106 x 75 1.16x
-// (H200; docs/performance.md, "The march's groups up to 24 species").
+// of 11 of 32 x 22: kernels 1.19x faster, 64 x 50 1.33x, 130 tracers on 106 x 75 1.18x, end
+// to end the same (H200; docs/performance.md, "The march's groups up to 24 species").
 constexpr int kMaxMarchGroup = 24;
 constexpr std::size_t kMarchGroupBytes = std::size_t(192) << 20;
 inline int pd_march_group_max(std::size_t bytes_per_species) {
@@ -211,7 +211,8 @@ inline int pd_march_group_size(int ns, int g0, int gmax, long tiles, int nsm) {
 
 // The march of a patch of ni x nj columns and ns species: its rows, tiles, species per group
 // and waves. g0: the call's group size (the caller's where g_fixed, else the default, which
-// pd_march_group_size may raise to gmax); rows 0: the fewer waves x (rows + kPdWaveRowsExtra) of kPdMarchRows.
+// pd_march_group_size may raise to gmax); rows 0: those of kPdMarchRows with the fewer
+// waves x (rows + kPdWaveRowsExtra).
 struct PdMarchPlan {
   int rows = 0, group = 0;
   long tiles = 0, waves = 0;
