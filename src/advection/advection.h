@@ -100,7 +100,7 @@ struct GpuOptions {
   enum class PdKernel { Auto, March, Three };
   PdKernel pd_kernel = PdKernel::Auto;
   // The level march's block rows: 22 or 28 (32 x 22 or 32 x 28 threads); 0: the fewer waves x
-  // rows (the environment: WRFGPU_ADVECT_PD_ROWS=22|28).
+  // (rows + 4), pd_march_plan (the environment: WRFGPU_ADVECT_PD_ROWS=22|28).
   int pd_march_rows = 0;
   // When the tracers and tendencies of the call are page-locked (cudaHostAlloc or
   // cudaHostRegister), copy each group straight between them and the device: no host packing,

@@ -60,10 +60,10 @@ const std::vector<Setting>& table() {
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
        "advection GPU, face-flux kernels (not the level march): species per thread"},
       {"WRFGPU_ADVECT_PD_KERNEL", C, "march|three", 0, 0,
-       "computed: march where 41,000 x its waves x rows / 22 < 10,000 + columns x species (its waves: of the "
+       "computed: march where 41,000 x its waves x (rows + 4) / 26 < 10,000 + columns x species (its waves: of the "
        "group launches, one block per SM)", T, "library",
        "advection GPU, PD scheme: one level-march kernel or three kernels (measurement)"},
-      {"WRFGPU_ADVECT_PD_ROWS", C, "22|28", 0, 0, "computed: the fewer waves x rows, 22 where equal", T, "library",
+      {"WRFGPU_ADVECT_PD_ROWS", C, "22|28", 0, 0, "computed: the fewer waves x (rows + 4), 22 where equal", T, "library",
        "advection GPU, PD level march: blocks of 32 x 22 or 32 x 28 threads (measurement)"},
       {"WRFGPU_ADVECT_CPU_TILE", S, "WxH or 0", 0, 0, "16x8", T, "library",
        "advection CPU: blocks of W x H columns marching up the levels; 0: the per-cell forms"},
