@@ -673,16 +673,19 @@ WRFGPU_HD float un_zflux(const View& v, const UnFace& fc, const S& F, int k, Div
   if (fc.order == 3) return vel * un_flux3(F(0, -2, 0), F(0, -1, 0), F(0, 0, 0), F(0, 1, 0), -vel, v.ts, dv);
   return vel * (v.A1(v.fzm, k) * F(0, 0, 0) + v.A1(v.fzp, k) * F(0, -1, 0));
 }
-WRFGPU_HD float un_xflux(const View& v, std::size_t s, int i, int k, int j) {
-  return un_xflux(un_xface(v, i, k, j), v.PF(s, i, k, j), v.ts);
+template <class Div = IeeeDiv>
+WRFGPU_HD float un_xflux(const View& v, std::size_t s, int i, int k, int j, Div&& dv = Div()) {
+  return un_xflux(un_xface(v, i, k, j), v.PF(s, i, k, j), v.ts, dv);
 }
-WRFGPU_HD float un_yflux(const View& v, std::size_t s, int i, int k, int j) {
-  return un_yflux(un_yface(v, i, k, j), v.PF(s, i, k, j), v.ts);
+template <class Div = IeeeDiv>
+WRFGPU_HD float un_yflux(const View& v, std::size_t s, int i, int k, int j, Div&& dv = Div()) {
+  return un_yflux(un_yface(v, i, k, j), v.PF(s, i, k, j), v.ts, dv);
 }
-WRFGPU_HD float un_zflux(const View& v, std::size_t s, int i, int k, int j) {
+template <class Div = IeeeDiv>
+WRFGPU_HD float un_zflux(const View& v, std::size_t s, int i, int k, int j, Div&& dv = Div()) {
   const UnFace fc = un_zface(v, i, k, j);
   if (fc.order == 0) return 0.0f;
-  return un_zflux(v, fc, v.PF(s, i, k, j), k);
+  return un_zflux(v, fc, v.PF(s, i, k, j), k, dv);
 }
 // From the cell's face fluxes (y when ydiv_cell(j), x when xdiv_cell(i), z always).
 struct UnFlux {
@@ -716,18 +719,21 @@ WRFGPU_HD float un_cell_tendency_q(const View& v, const UnFlux& q, std::size_t s
                                    int j, float t) {
   return un_cell_tendency_q(v, un_tend_geom(v, i, k, j), q, s, i, k, j, t);
 }
-WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int j, float t) {
+// (Div: as un_flux5's; the GPU's open-boundary cells of the unlimited march pass DoubleDiv,
+// the quotients of the kernels beside them.)
+template <class Div = IeeeDiv>
+WRFGPU_HD float un_cell_tendency(const View& v, std::size_t s, int i, int k, int j, float t, Div&& dv = Div()) {
   UnFlux q{};
   if (ydiv_cell(v, j)) {
-    q.y0 = un_yflux(v, s, i, k, j);
-    q.y1 = un_yflux(v, s, i, k, j + 1);
+    q.y0 = un_yflux(v, s, i, k, j, dv);
+    q.y1 = un_yflux(v, s, i, k, j + 1, dv);
   }
   if (xdiv_cell(v, i)) {
-    q.x0 = un_xflux(v, s, i, k, j);
-    q.x1 = un_xflux(v, s, i + 1, k, j);
+    q.x0 = un_xflux(v, s, i, k, j, dv);
+    q.x1 = un_xflux(v, s, i + 1, k, j, dv);
   }
-  q.z0 = un_zflux(v, s, i, k, j);
-  q.z1 = un_zflux(v, s, i, k + 1, j);
+  q.z0 = un_zflux(v, s, i, k, j, dv);
+  q.z1 = un_zflux(v, s, i, k + 1, j, dv);
   return un_cell_tendency_q(v, q, s, i, k, j, t);
 }
 
