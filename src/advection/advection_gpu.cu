@@ -13,10 +13,11 @@
 //   scheme's tendencies come from one level-march kernel (k_pd_fused, with the call's face
 //   coefficients from k_pd_geom) where a group's launch has enough blocks per SM (from 0.6,
 //   not just past one wave), else from three kernels (each face flux once,
-//   the limiter scales of the ring cells, the tendencies); the unlimited scheme's from two
-//   (each face flux once, the tendencies); the tile's open-boundary cells, if any, by threads
-//   of their own (k_pd_open before the PD kernels, blocks of k_un_tend_q's launch for the
-//   unlimited scheme);
+//   the limiter scales of the ring cells, the tendencies); the unlimited scheme's likewise
+//   from one level-march kernel (k_un_march) or two (each face flux once, the tendencies), by
+//   a cost model of both; the tile's open-boundary cells, if any, by threads of their own
+//   (k_pd_open before the PD kernels; for the unlimited scheme k_un_open beside the march,
+//   blocks of k_un_tend_q's launch beside the two kernels');
 //   once every group is packed and checked (bad input: InputError, nothing written), the host
 //   unpacks each group's tendencies into the WRF array as its D2H completes.
 // Only the region the scheme reads is copied (tile + halo 4, k = kts..ktf); nothing twice.
@@ -421,6 +422,19 @@ __device__ __forceinline__ void cp_async4(float* dst, const float* src) {
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+// Thread tid's elements of a block's slab of SW x (SLAB / SW) values from column (i0, j0), every
+// COL-th: their offsets at level kms in the group's tracer box (layout v.mt), -1 outside it.
+template <int N, int COL, int SW, int SLAB>
+__device__ void slab_offsets(const View& v, int tid, int i0, int j0, int (&soff)[N]) {
+  const unsigned sj = (unsigned)v.mt.nx() * (unsigned)v.mt.nz();
+#pragma unroll
+  for (int q = 0; q < N; ++q) {
+    const int e = tid + q * COL;
+    const int ii = i0 + e % SW, jj = j0 + e / SW;
+    soff[q] = (e >= SLAB || ii < v.mt.ims || ii > v.mt.ime || jj < v.mt.jms || jj > v.mt.jme)
+                  ? -1 : (int)((unsigned)(ii - v.mt.ims) + (unsigned)(jj - v.mt.jms) * sj);
+  }
+}
 // A stencil in a slab (x and y faces: dk is always 0).
 struct SlabPts {
   const float* p;
@@ -476,15 +490,9 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
   auto foslab = [&](int K) { return SEP ? sm + (kNB + ((K - kts) & (kNB - 1))) * kSlab : fslab(K); };
   auto lev = [&](int comp, int K) { return flev + (comp * kNF + ((K - kts) & (kNF - 1))) * kCol; };
   // This thread's slab elements: their offset at level kms in the group's box (-1: outside it).
-  const unsigned sk = (unsigned)v.mt.nx(), sj = sk * (unsigned)v.mt.nz();
+  const unsigned sk = (unsigned)v.mt.nx();
   int soff[kSlabPer];
-#pragma unroll
-  for (int q = 0; q < kSlabPer; ++q) {
-    const int e = tid + q * kCol;
-    const int ii = oi - 4 + e % kSW, jj = oj - 4 + e / kSW;
-    soff[q] = (e >= kSlab || ii < v.mt.ims || ii > v.mt.ime || jj < v.mt.jms || jj > v.mt.jme)
-                  ? -1 : (int)((unsigned)(ii - v.mt.ims) + (unsigned)(jj - v.mt.jms) * sj);
-  }
+  slab_offsets<kSlabPer, kCol, kSW, kSlab>(v, tid, oi - 4, oj - 4, soff);
   // The next slab's origin in field and field_old (level kts first), one level up per call:
   // each element's address is then one multiply-add from its offset, not a 32-bit sum widened.
   const unsigned k0 = (unsigned)s * (unsigned)v.sst + (unsigned)(kts - v.mt.kms) * sk;
@@ -803,6 +811,169 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, TileEd
   write_un_tendencies(v, fl, g, tc.i, tc.k, tc.j, s0, s1);
 }
 
+// ---- the unlimited scheme in one kernel: a level march per block (issue 34, item 2) ----------
+// k_un_march, one block per block of columns and species: 32 x 16 threads; thread (tx, ty)
+// owns column (oi + tx, oj + ty), where (oi, oj) is the block's first tile cell. Every column
+// computes its lower x and y faces (un_xflux, un_yflux) into shared memory and its z faces in
+// registers; tile cells are tx 0..30, ty 0..14 (the 32nd column's and the last row's faces
+// are the upper faces of the cells before them), so the unlimited scheme, which has no
+// limiter ring, recomputes 1.10x of its faces against the PD march's 1.36x. The level
+// machinery is k_pd_fused's: the tracer's slabs (i oi-3..oi+33, j oj-3..oj+17) by cp.async
+// six levels ahead, the column's vertical window in registers, the level's barrier as an
+// mbarrier split in arrival and wait, the level loop unrolled by 4. At level
+// L a thread computes the x and y faces of L+1 and the z face of L+2, waits for every thread's
+// faces of L, and writes the tendency of L (un_cell_tendency_q). The open-boundary cells are
+// left to k_un_open (WRF adds their open terms between the x and z divergences), which does
+// them whole. The same functions and DoubleDiv as k_un_faces: the same bits.
+// Every block runs one code path: every column computes its three faces at 5th order in x and
+// y, read or not, and again at the face's own order in the lanes of a degraded boundary face;
+// the z faces between the two lowest and highest levels at 3rd order as constants; which
+// terms a tile cell adds are its own predicates. A block with a boundary column in it took a
+// second path with every order and flag per column (337 instructions a level against 218 by
+// nvdisasm), and at 81 tracers on 134 x 110 those were 22 of 40 blocks: one path is 1.21x
+// faster there, 1.24x at 40 tracers on 106 x 75, 1.08x at CONUS with 5 (docs/performance.md,
+// "The unlimited scheme's level march on one code path").
+namespace unfused {
+// Blocks of 32 x 16 threads, two per SM (32 warps per SM): faster than 32 x 22 and 32 x 28 at
+// one per SM at 81 tracers on 134 x 110 and CONUS (1.07-1.15x), 1.07x slower at 40 tracers on
+// 106 x 75 (docs/performance.md, "The unlimited scheme's level march on one code path").
+constexpr int kBX = 32, kBY = 16, kMinBlocks = 2;
+constexpr int kCol = kBX * kBY;                         // threads = columns
+constexpr int kTX = kBX - 1, kTY = kBY - 1;             // tile cells per block (un_march_tiles)
+constexpr int kSW = kBX + 5, kSlab = kSW * (kBY + 5);   // a slab: its row, its values
+constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;     // slab values per thread
+constexpr int kNB = 8, kNF = 4;  // slab levels and face levels held (as k_pd_fused's)
+constexpr std::size_t kSmem = 16 + sizeof(float) * (kNB * kSlab + 2 * kNF * kCol);
+}  // namespace unfused
+
+__global__ void __launch_bounds__(unfused::kCol, unfused::kMinBlocks) k_un_march(View v, KBox t) {
+  using namespace unfused;
+  using fused::cp_async4;
+  using fused::cp_async_commit;
+  using fused::cp_async_wait;
+  using fused::mbar_arrive;
+  using fused::mbar_wait;
+  extern __shared__ float4 sm4[];
+  float* const sm = reinterpret_cast<float*>(sm4) + 4;  // after the mbarrier
+  const unsigned bar = (unsigned)__cvta_generic_to_shared(sm4);
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kBX * ty;
+  const int oi = t.i0 + blockIdx.x * kTX, oj = t.j0 + blockIdx.y * kTY;
+  const int i = oi + tx, j = oj + ty;
+  const int s = blockIdx.z;
+  const int kts = v.g.kts, ktf = v.ktf;
+  float* const flev = sm + kNB * kSlab;  // x faces [kNF][kCol], y faces [kNF][kCol]
+  auto slab = [&](int K) { return sm + ((K - kts) & (kNB - 1)) * kSlab; };
+  auto lev = [&](int comp, int K) { return flev + (comp * kNF + ((K - kts) & (kNF - 1))) * kCol; };
+  const unsigned sk = (unsigned)v.mt.nx();
+  int soff[kSlabPer];  // this thread's slab elements (k_pd_fused's)
+  fused::slab_offsets<kSlabPer, kCol, kSW, kSlab>(v, tid, oi - 3, oj - 3, soff);
+  const float* fk = v.f + ((unsigned)s * (unsigned)v.sst + (unsigned)(kts - v.mt.kms) * sk);
+  auto load_slab = [&](int K) {  // K: kts, kts+1, ... in order
+    if (K <= ktf) {
+#pragma unroll
+      for (int q = 0; q < kSlabPer; ++q)
+        if (soff[q] >= 0) cp_async4(slab(K) + tid + q * kCol, fk + soff[q]);
+      fk += sk;
+    }
+    cp_async_commit();
+  };
+  // The tile cell of this thread, if any, and what its tendency adds (un_tend_geom)
+  const bool tile_pos = tx < kTX && ty < kTY;
+  bool tile = tile_pos && i < t.i0 + t.ni && j < t.j0 + t.nj;
+  UnTendGeom tg{};
+  unsigned o = 0;  // its output at level kts
+  if (tile) { tg = un_tend_geom(v, i, kts, j); o = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, kts, j); }
+  tile = tile && !tg.open;
+  const int xo = xface_order(v, i), yo = yface_order(v, j);
+  const int c = (tx + 3) + (ty + 3) * kSW;  // the column in a slab
+  // The column's winds at level kts (ru, rv, rom share a layout). Every column computes its
+  // three faces, read or not, so that a warp's lanes take one code path at all but the
+  // degraded faces; a column outside the region (whose faces no tile cell reads) takes the
+  // winds of the nearest region column.
+  const unsigned mk = (unsigned)v.mm.nx();
+  unsigned m = (unsigned)v.mm.idx3(min(max(i, v.mm.ims), v.mm.ime), kts, min(max(j, v.mm.jms), v.mm.jme));
+  UnFace fx{5, 0.0f}, fy{5, 0.0f}, fz{0, 0.0f};
+  // ZO: the z face's order where the caller knows it (3 away from the two lowest and highest
+  // levels), else -1 (zface_order)
+  auto load_winds = [&](int L, auto zo_c) {  // x, y faces at L, z face at L+1; L in order
+    constexpr int ZO = decltype(zo_c)::value;
+    fx.vel = v.ru[m];
+    fy.vel = v.rv[m];
+    fz.order = ZO >= 0 ? ZO : zface_order(v, L + 1);
+    if (ZO > 0 || fz.order != 0) fz.vel = v.rom[m + mk];
+    m += mk;
+  };
+  using ZAny = std::integral_constant<int, -1>;
+  using Z3 = std::integral_constant<int, 3>;
+  const DoubleDiv d;
+  float w0 = 0.0f, w1 = 0.0f, w2 = 0.0f, w3 = 0.0f;  // the column's window (faces_of)
+  float zlo = 0.0f, zup = 0.0f;  // the z faces L and L+1 of the tendency of L
+  // The x and y faces of level M into shared memory (at 5th order, then again at the face's
+  // own order where that is not 5: the lanes at a degraded boundary alone), its z face M+1
+  // into zn, then the winds of M+1 (slabs M..M+2 of every thread's copies).
+  auto faces_of = [&](int M, float& zn, auto zo_c) {
+    constexpr int ZO = decltype(zo_c)::value;
+    w0 = w1; w1 = w2; w2 = w3;
+    w3 = ZO > 0 || M + 2 <= ktf ? slab(M + 2)[c] : 0.0f;
+    const fused::SlabPts F{slab(M) + c};
+    float qx = un_xflux(fx, F, v.ts, d), qy = un_yflux(fy, F, v.ts, d);
+    if (xo != 5) qx = un_xflux(UnFace{xo, fx.vel}, F, v.ts, d);
+    if (yo != 5) qy = un_yflux(UnFace{yo, fy.vel}, F, v.ts, d);
+    lev(0, M)[tid] = qx;
+    lev(1, M)[tid] = qy;
+    if (ZO == 3)
+      zn = fz.vel * un_flux3(w0, w1, w2, w3, -fz.vel, v.ts, d);  // un_zflux at 3rd order
+    else
+      zn = un_zflux(v, fz, fused::ZWin{w0, w1, w2, w3}, M + 1, d);
+    if (ZO > 0 || M + 1 <= ktf) load_winds(M + 1, zo_c);
+  };
+  // Level L: the faces of L+1 and the z face of L+2, then the tendency of L. The z faces of
+  // L+2 and (its winds) L+3 are 3rd order for L <= ktf - 4.
+  auto level = [&](int L, auto zo_c) {
+    float zn = 0.0f;
+    load_slab(L + 6);  // where slab L-2 was (k_pd_fused's argument)
+    if (decltype(zo_c)::value > 0 || L + 1 <= ktf) faces_of(L + 1, zn, zo_c);
+    mbar_wait(bar, (unsigned)(L - kts) & 1u);  // every thread's faces of L
+    if (tile) {
+      UnFlux q{};
+      if (tg.xd) { q.x0 = lev(0, L)[tid]; q.x1 = lev(0, L)[tid + 1]; }
+      if (tg.yd) { q.y0 = lev(1, L)[tid]; q.y1 = lev(1, L)[tid + kBX]; }
+      q.z0 = zlo;
+      q.z1 = zup;
+      tg.rdzw = v.A1(v.rdzw, L);
+      const unsigned oL = o + (unsigned)(L - kts) * (unsigned)v.mo.nx();
+      const float t0 = v.accumulate ? v.tend[oL] : 0.0f;
+      v.tend[oL] = un_cell_tendency_q(v, tg, q, 0, i, L, j, t0);
+    }
+    cp_async_wait<1>();
+    mbar_arrive(bar);  // phase L-kts+1: the faces of L+1
+    zlo = zup; zup = zn;
+  };
+  if (tid == 0) fused::mbar_init(bar, kCol);
+  for (int K = kts; K < kts + 6; ++K) load_slab(K);
+  cp_async_wait<0>();
+  __syncthreads();
+  w2 = slab(kts)[c];
+  w3 = kts + 1 <= ktf ? slab(kts + 1)[c] : 0.0f;
+  load_winds(kts, ZAny{});
+  faces_of(kts, zup, ZAny{});
+  mbar_arrive(bar);  // phase 0: the faces of kts
+  int L = kts;
+#pragma unroll 4
+  for (; L <= ktf - 4; ++L) level(L, Z3{});
+  for (; L <= ktf; ++L) level(L, ZAny{});
+}
+// The unlimited march's open-boundary cells, whole (un_cell_tendency with k_un_faces'
+// quotients), one thread per edge-column cell and species.
+__global__ void WRFGPU_ADV_BOUNDS k_un_open(View v, TileEdge te, int k0, int nk) {
+  int i, k, j;
+  if (!open_edge_cell(te, k0, nk, blockIdx.x * blockDim.x + threadIdx.x, i, k, j) || !open_cell(v, i, j)) return;
+  const int s = blockIdx.z;
+  const unsigned o = (unsigned)s * (unsigned)v.ost + (unsigned)v.mo.idx3(i, k, j);
+  const float t0 = v.accumulate ? v.tend[o] : 0.0f;
+  v.tend[o] = un_cell_tendency(v, (std::size_t)s * v.sst, i, k, j, t0, DoubleDiv());
+}
+
 // Buffers reused across calls (grow only) and the pipeline, one set per numerical mode. The
 // pipeline's lock is held for the whole call, because WRF's rk_scalar_tend calls the
 // per-species hook from inside its OpenMP tile loop (smpar and dm+sm builds) when a species is
@@ -841,6 +1012,9 @@ struct Context {
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 22>, a, smem_optin));
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true, 28>, a, smem_optin));
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 28>, a, smem_optin));
+      static_assert(unfused::kTX == kUnMarchTile[0] && unfused::kTY == kUnMarchTile[1],
+                    "un_march_tiles (advection_impl.h) counts k_un_march's tiles");
+      WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_un_march, a, (int)unfused::kSmem));
       sm_dev = d;
     }
     return sm_n;
@@ -1022,6 +1196,19 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     // (its 1-D columns in shared memory: some 6,000 levels on an H100, far more than WRF runs)
     march = march && fused::smem_bytes(mplan.rows, sep_fo, T.nk()) <= (std::size_t)st.smem_optin;
     if (march) G = mplan.group;
+  }
+  // The unlimited scheme: the level march (k_un_march) or the two kernels, by the cost model of
+  // un_march_cheaper (advection_impl.h); the march's groups by its waves, as the PD march's.
+  if (!p.pd) {
+    const int nsm = st.pd_device_setup();
+    const long tiles = un_march_tiles(T.ni(), T.nj());
+    const int g = chosen_g ? G : pd_march_group_size(ns, G, g_max, tiles, nsm * unfused::kMinBlocks);
+    GpuOptions::UnKernel k = opt.un_kernel;
+    if (const auto e = config::choice("WRFGPU_ADVECT_UN_KERNEL"))
+      k = *e == "march" ? GpuOptions::UnKernel::March : GpuOptions::UnKernel::Two;
+    march = k == GpuOptions::UnKernel::March ||
+            (k == GpuOptions::UnKernel::Auto && un_march_cheaper(T.ni(), T.nj(), ns, g, G, nsm));
+    if (march) G = g;
   }
   const int ngroups = (ns + G - 1) / G;
 
@@ -1228,7 +1415,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
       k_pd_open<<<eg, blk, 0, strm>>>(vg, te, T.k0, T.nk());
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_open");
     }
-    if (march) {
+    if (march && !p.pd) {
+      if (open) {
+        k_un_open<<<eg, blk, 0, strm>>>(vg, te, T.k0, T.nk());
+        WRFGPU_CUDA_CHECK_LAUNCH("k_un_open");
+      }
+      const dim3 fg(un_march_tiles_i(T.ni()), un_march_tiles_j(T.nj()), gn);
+      k_un_march<<<fg, dim3(unfused::kBX, unfused::kBY), unfused::kSmem, strm>>>(vg, kbox(T));
+      WRFGPU_CUDA_CHECK_LAUNCH("k_un_march");
+    } else if (march) {
       const int by = mplan.rows;
       const dim3 fb(fused::kBX, by), fg(pd_march_tiles_i(T.ni()), pd_march_tiles_j(T.nj(), by), gn);  // the plan's tiles
       const std::size_t shm = fused::smem_bytes(by, sep_fo, T.nk());
@@ -1298,7 +1493,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     unpack3(pin_out + (std::size_t)sa * out_per_sp, no, outs, p.sst, gn, ud, T);
   };
 
-  if (march) {  // the face coefficients once per call, after the met fields' copy
+  if (march && p.pd) {  // the face coefficients once per call, after the met fields' copy
     float4* dg = st.d_geom.reserve(3 * fb3);
     const auto prologue = steps.prologue;
     steps.prologue = [prologue, &v, dg, FB, blk, &pd_faces, &grid_for](cudaStream_t s0) {

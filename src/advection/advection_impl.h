@@ -235,6 +235,38 @@ inline bool pd_march_cheaper(const PdMarchPlan& m, int ni, int nj, int ns) {
   return 41000L * m.waves * (m.rows + kPdWaveRowsExtra) < (22L + kPdWaveRowsExtra) * (10000L + (long)ni * nj * ns);
 }
 
+// The unlimited scheme: its level march (k_un_march: blocks of 32 x 16 threads, two per SM,
+// over tiles of 31 x 15 columns; its groups by waves, pd_march_group_size with two slots per
+// SM) or its two kernels (k_un_faces, k_un_tend_q), by a cost model of both measured on an
+// H200 at 35 levels (docs/performance.md, "The unlimited scheme's level march on one code path"):
+// - a march launch takes about 43 us with up to one block per SM (one block's 35 levels in
+//   sequence) and 21 us more for each further block on the busiest SM;
+// - the two kernels about 16 us per group and 0.6 ns per column and species.
+// Of 14 cases measured in one run (1 to 81 tracers, 27 x 20 to 425 x 300 columns) the model
+// picks the faster form in 13 and one 1.04x slower in the other
+// (AdvectionRule.UnMarchTakesTheMeasuredFasterForm).
+constexpr int kUnMarchTile[2] = {31, 15};
+inline int un_march_tiles_i(int ni) { return (ni + kUnMarchTile[0] - 1) / kUnMarchTile[0]; }
+inline int un_march_tiles_j(int nj) { return (nj + kUnMarchTile[1] - 1) / kUnMarchTile[1]; }
+inline long un_march_tiles(int ni, int nj) { return (long)un_march_tiles_i(ni) * un_march_tiles_j(nj); }
+constexpr double kUnLaunchNs = 43000, kUnSmBlockNs = 21000, kUnGroupNs = 16000, kUnColumnSpeciesNs = 0.6;
+// The march's time for ns species in groups of g on nsm SMs, and the two kernels' in groups of
+// g2, for ni x nj columns.
+inline double un_march_ns(int ni, int nj, int ns, int g, int nsm) {
+  double t = 0;
+  for (int s = 0; s < ns; s += g) {
+    const long per_sm = (un_march_tiles(ni, nj) * std::min(g, ns - s) + nsm - 1) / nsm;
+    t += kUnLaunchNs + kUnSmBlockNs * (double)(per_sm - 1);
+  }
+  return t;
+}
+inline double un_two_ns(int ni, int nj, int ns, int g2) {
+  return kUnGroupNs * ((ns + g2 - 1) / g2) + kUnColumnSpeciesNs * (double)ni * nj * ns;
+}
+inline bool un_march_cheaper(int ni, int nj, int ns, int g, int g2, int nsm) {
+  return un_march_ns(ni, nj, ns, g, nsm) < un_two_ns(ni, nj, ns, g2);
+}
+
 // Backends: compiled twice (strict, fast) from advection_cpu.cpp / advection_gpu.cu.
 namespace strict {
 void run_cpu(const Prepared& p, AdvectTimings* t);

@@ -1019,12 +1019,52 @@ TEST(AdvectionRule, PdMarchPlanTakesTheMeasuredFasterForm) {
   EXPECT_EQ(pd_march_tiles(134, 110, 28), 5 * 5);
 }
 
+// The unlimited scheme's rule (un_march_cheaper) against both of its forms measured in one run
+// on one H200 (kernel ms of `wrfgpu_replay X.nc --backend gpu --repeat 10` with
+// WRFGPU_ADVECT_UN_KERNEL=two and =march, the mean of two rounds; whole-domain cases of 35
+// levels from wrfgpu_make_large_case; docs/performance.md, "The unlimited scheme's level march
+// on one code path"): the faster form in 13 of 14, 1.04x at worst. The march's groups as run_gpu sizes
+// them (pd_march_group_size over the march's tiles, two blocks per SM).
+TEST(AdvectionRule, UnMarchTakesTheMeasuredFasterForm) {
+  struct Case { int ni, nj, ns; double two, march; };
+  const Case measured[] = {
+      {134, 110, 81, .797, .6485}, {425, 300, 5, .3675, .302}, {106, 75, 40, .297, .2435}, {27, 20, 9, .049, .0835},
+      {106, 75, 5, .054, .0855},   {64, 50, 81, .253, .2435},  {40, 30, 81, .1635, .1725}, {150, 110, 5, .0775, .085},
+      {212, 150, 5, .1195, .121},  {300, 200, 5, .199, .1845}, {425, 300, 1, .111, .086},  {106, 75, 14, .148, .119},
+      {134, 110, 14, .193, .174},  {64, 50, 20, .1075, .0845},
+  };
+  // a group's bytes per species as run_gpu counts them: the field over the tile and 4 columns
+  // around it, the tendency over the tile
+  const auto group_max = [](int ni, int nj) {
+    return pd_march_group_max(sizeof(float) * 35 * ((std::size_t)(ni + 8) * (nj + 8) + (std::size_t)ni * nj));
+  };
+  int fastest = 0;
+  for (const Case& c : measured) {
+    const int g2 = default_group_size(c.ns);
+    const int g = pd_march_group_size(c.ns, g2, group_max(c.ni, c.nj), un_march_tiles(c.ni, c.nj), 2 * 132);
+    const bool march = un_march_cheaper(c.ni, c.nj, c.ns, g, g2, 132);
+    const double chosen = march ? c.march : c.two, best = std::min(c.two, c.march);
+    EXPECT_LE(chosen, 1.04 * best) << c.ni << "x" << c.nj << ", " << c.ns << " species: took "
+                                   << (march ? "the march" : "the two kernels") << ", " << chosen << " ms against " << best;
+    fastest += chosen == best;
+  }
+  EXPECT_EQ(fastest, 13);
+  // the issue's cases: 81 tracers on 134 x 110 in groups of 19 (40 tiles, 760 blocks: three
+  // waves of 264), CONUS with 5 in groups of 3
+  EXPECT_EQ(un_march_tiles(134, 110), 5 * 8);
+  EXPECT_EQ(pd_march_group_size(81, 14, group_max(134, 110), 40, 264), 19);
+  EXPECT_TRUE(un_march_cheaper(134, 110, 81, 19, 14, 132));
+  EXPECT_TRUE(un_march_cheaper(425, 300, 5, 3, 3, 132));
+  EXPECT_FALSE(un_march_cheaper(27, 20, 9, 5, 3, 132));
+}
+
 // Tiles that the kernels' blocks of 32 x 4 (i, k) cells do not divide, level counts that are
 // not multiples of 4, species counts that neither the transfer group nor the species per
 // thread divide (1, 5, 81, 130), 1, 2 and 4 species per thread, every boundary type and a tile
 // that is not the whole domain, and (PD) tiles the level march's blocks of 29 x 19 and 29 x 25
-// columns do not divide, with both PD forms and both rows of the march: GPU strict == CPU
-// strict, every output value (tendency, and h/z tendencies where WRF writes them).
+// columns do not divide, with both PD forms and both rows of the march, and (unlimited) tiles
+// its march's 31 x 15 do not divide, with both of its forms: GPU strict == CPU strict, every
+// output value (tendency, and h/z tendencies where WRF writes them).
 TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
   WRFGPU_REQUIRE_GPU();
   // tile: its, ite, jts, jte (0: the whole domain; ide = nx + 1, jde = ny + 1). The open cases'
@@ -1048,22 +1088,23 @@ TEST(AdvectionGpu, StrictBitwiseOnUnevenShapes) {
       sp.nx = s.nx; sp.ny = s.ny; sp.nz = s.nz; sp.nspec = s.nspec; sp.seed = 70 + s.bc; sp.courant = 0.7f;
       set_boundary(sp, s.bc);
       sp.its = s.its; sp.ite = s.ite; sp.jts = s.jts; sp.jte = s.jte;
-      // PD: the level march in blocks of 22 and 28 rows and the three kernels, whatever size
-      // would choose (rows 0: the three kernels)
-      for (const int rows : {22, 28, 0}) {
-        if (!pd && rows != 22) continue;
-        const auto k = rows > 0 ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
+      // PD: the level march in blocks of 22 and 28 rows and the three kernels; unlimited: its
+      // level march (rows 16) and its two kernels; whatever size would choose (rows 0: the
+      // three or two kernels)
+      for (const int rows : {22, 28, 16, 0}) {
+        if (pd ? rows == 16 : rows > 0 && rows != 16) continue;
         SynthCase c = make_synth(sp);
         AdvectInputs in = c.inputs(pd == 1 && s.bc == 1);
         GpuOptions o;
         o.species_per_thread = s.spt;
-        o.pd_kernel = k;
-        o.pd_march_rows = rows;
+        o.pd_kernel = rows > 0 ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
+        o.pd_march_rows = pd ? rows : 0;
+        o.un_kernel = rows > 0 ? GpuOptions::UnKernel::March : GpuOptions::UnKernel::Two;
         AdvectTimings t;
         if (pd) run_pd(Backend::Both, Mode::Strict, in, &t, o);
         else run_unlimited(Backend::Both, Mode::Strict, in, &t, o);
         EXPECT_EQ(t.both_cells_differing, 0u)
-            << "pd " << pd << (rows > 0 ? " march of " + std::to_string(rows) + " rows " : " three kernels ") << s.nx << "x"
+            << "pd " << pd << (rows > 0 ? " march of " + std::to_string(rows) + " rows " : " three or two kernels ") << s.nx << "x"
             << s.ny << "x" << s.nz << ", " << s.nspec << " species, " << s.spt << " per thread, bc " << s.bc;
         // the tendencies are not all zero (the case advects something)
         double tmax = 0;
