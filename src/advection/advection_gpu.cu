@@ -362,7 +362,8 @@ __global__ void WRFGPU_ADV_BOUNDS k_pd_tend_q(View v, FluxBox fl, const float* _
 // faces everywhere, every face computed, its ring and tile cells by position alone. That drops
 // the order branches and per-column predicates from the level loop (388 instructions in it
 // against 535, by nvdisasm), 1.09x faster at CONUS (docs/performance.md, "The march's inner
-// blocks"). The call's 1-D columns c1, c2 and rdzw come from shared memory, once per block.
+// blocks"). In blocks of 22 rows the others take one code path too (ONE, below). The call's
+// 1-D columns c1, c2 and rdzw come from shared memory, once per block.
 // Variants measured and dropped (several species per block, two blocks per SM), and where
 // the three kernels above stay faster: docs/performance.md, "Advection: one kernel for the PD
 // scheme".
@@ -529,6 +530,15 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
   // The march itself, for an inner block (constants) or any other (the column's flags).
   auto march_levels = [&](auto inner_c) {
     constexpr bool IN = decltype(inner_c)::value;
+    // ONE: a block at a boundary on one code path where the registers allow it (blocks of 22
+    // rows, up to 88): every column computes its faces at 5th order in x and y and again at its
+    // own order only where that is not 5, every face and ring cell whatever its flags (the
+    // coefficients loaded where k_pd_geom wrote them, the limiter replaced by 1 where WRF's does
+    // not reach), instead of branching on every order and flag per column: 1.07x faster at 81
+    // tracers on 134 x 110, whose blocks are 60% at a boundary. At 28 rows (72 registers) it
+    // spills and was 1.03x slower at CONUS (docs/performance.md, "The PD march on one code
+    // path").
+    constexpr bool ONE = !IN && BY <= 22;
     const bool dx = IN || col_dx, dy = IN || col_dy, dz = IN || col_dz;
     const bool ring = IN ? ring_pos : col_ring, lim = IN ? ring_pos : col_lim, tile = IN ? tile_pos : col_tile;
     PdTendGeom tg = tg0;
@@ -540,12 +550,12 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
       gq += 3u * ((unsigned)(i - fb.i0) + (unsigned)fb.ni * ((unsigned)(kts - fb.k0) + (unsigned)fb.nk * (unsigned)(j - fb.j0)));
     auto load_faces = [&](int L) {  // pd_xface, pd_yface at L and pd_zface at L+1; L in order
       Faces f{};
-      if (dx) { const float4 a = gq[0]; f.x.order = IN ? 5 : xo; f.x.vel = a.w; f.x.up = Upwind{a.x, a.y, a.z}; }
-      if (dy) { const float4 a = gq[1]; f.y.order = IN ? 5 : yo; f.y.vel = a.w; f.y.up = Upwind{a.x, a.y, a.z}; }
-      if (dz) {
-        f.z.order = zface_order(v, L + 1);
-        if (f.z.order != 0) { const float4 a = gq[gk3 + 2]; f.z.vel = a.w; f.z.up = Upwind{a.x, a.y, a.z}; }
-      }
+      f.x.order = IN || ONE ? 5 : xo;
+      f.y.order = IN || ONE ? 5 : yo;
+      if (dx) { const float4 a = gq[0]; f.x.vel = a.w; f.x.up = Upwind{a.x, a.y, a.z}; }
+      if (dy) { const float4 a = gq[1]; f.y.vel = a.w; f.y.up = Upwind{a.x, a.y, a.z}; }
+      if (dz || ONE) f.z.order = zface_order(v, L + 1);
+      if (dz && f.z.order != 0) { const float4 a = gq[gk3 + 2]; f.z.vel = a.w; f.z.up = Upwind{a.x, a.y, a.z}; }
       gq += gk3;
       return f;
     };
@@ -571,15 +581,24 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
       o0 = o1;
       o1 = M + 1 <= ktf ? foslab(M + 1)[c] : 0.0f;
       const SlabPts F{fslab(M) + c}, FO{foslab(M) + c};
-      if (dx) {
-        const Flux q = pd_xflux(f.x, F, FO, v.ts);
-        lev(0, M)[tid] = q.hi; lev(1, M)[tid] = q.lo;
+      if (ONE) {
+        Flux qx = pd_xflux(f.x, F, FO, v.ts), qy = pd_yflux(f.y, F, FO, v.ts);
+        if (dx && xo != 5) { Face e = f.x; e.order = xo; qx = pd_xflux(e, F, FO, v.ts); }
+        if (dy && yo != 5) { Face e = f.y; e.order = yo; qy = pd_yflux(e, F, FO, v.ts); }
+        lev(0, M)[tid] = qx.hi; lev(1, M)[tid] = qx.lo;
+        lev(2, M)[tid] = qy.hi; lev(3, M)[tid] = qy.lo;
+        zn = pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, M + 1);
+      } else {
+        if (dx) {
+          const Flux q = pd_xflux(f.x, F, FO, v.ts);
+          lev(0, M)[tid] = q.hi; lev(1, M)[tid] = q.lo;
+        }
+        if (dy) {
+          const Flux q = pd_yflux(f.y, F, FO, v.ts);
+          lev(2, M)[tid] = q.hi; lev(3, M)[tid] = q.lo;
+        }
+        zn = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, M + 1) : Flux{0.0f, 0.0f};
       }
-      if (dy) {
-        const Flux q = pd_yflux(f.y, F, FO, v.ts);
-        lev(2, M)[tid] = q.hi; lev(3, M)[tid] = q.lo;
-      }
-      zn = dz ? pd_zflux(v, f.z, ZWin{w0, w1, w2, w3}, ZWin{0.0f, o0, o1, 0.0f}, M + 1) : Flux{0.0f, 0.0f};
       if (M + 1 <= ktf) f = load_faces(M + 1);
     };
     faces_of(kts, zup);
@@ -602,7 +621,7 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
       mbar_wait(bar, (unsigned)(L - kts) & 1u);  // the faces of L and the scales of L-1
       if (L <= ktf && ring) {  // the limiter scale of level L (1 where WRF's limiter does not reach)
         float scn = 1.0f;
-        if (lim) {
+        if (lim || ONE) {
           const float4 lv = lvt[L - kts];
           const PdCellGeom g = pd_cell_geom(lv.x, lv.y, mub, muo, mx, my, lv.z);
           CellFlux q;
@@ -614,6 +633,7 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
           q.z1 = zup;
           scn = pd_scale(pd_ph_low(v, g, q, oL), pd_flux_out(v, g, q));
         }
+        if (ONE && !lim) scn = 1.0f;
         lev(4, L)[tid] = scn;
         scp = scn;
       }
