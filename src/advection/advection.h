@@ -91,8 +91,8 @@ double gpu_cpu_plmv_limit(Mode m);
 // WRFGPU_ADVECT_GROUP (species per transfer group), WRFGPU_ADVECT_SPT (species per thread),
 // WRFGPU_ADVECT_PD_KERNEL (march or three kernels), WRFGPU_ADVECT_UN_KERNEL (march or two).
 struct GpuOptions {
-  int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each; the PD level march: up to 24 by its waves, pd_march_group_max)
-  int species_per_thread = 0; // face-flux kernels (not the level march): tracers one thread loops over; 0: 8
+  int species_per_group = 0;  // 0: automatic (about 6 groups, 3 to 16 species each; the level marches: up to 24 by their waves, pd_march_group_max)
+  int species_per_thread = 0; // face-flux kernels (not the level marches): tracers one thread loops over; 0: 8
   // PD scheme: the level march (one kernel per group, k_pd_fused) where its waves cost less
   // than the three kernels' cells (pd_march_cheaper, advection_impl.h), the three kernels
   // otherwise (PdKernel::Auto); or either, for measurement and tests (the environment:
@@ -102,10 +102,10 @@ struct GpuOptions {
   // The level march's block rows: 22 or 28 (32 x 22 or 32 x 28 threads); 0: the fewer waves x
   // (rows + 4), pd_march_plan (the environment: WRFGPU_ADVECT_PD_ROWS=22|28).
   int pd_march_rows = 0;
-  // Unlimited scheme: the level march (one kernel per group, k_un_march) where its waves cost
-  // less than the two kernels' columns (un_march_cheaper, advection_impl.h), the two kernels
-  // otherwise (UnKernel::Auto); or either, for measurement and tests (the environment:
-  // WRFGPU_ADVECT_UN_KERNEL=march|two).
+  // Unlimited scheme: the level march (one kernel per group, k_un_march) where its launches
+  // cost less than the two kernels' groups and columns (un_march_cheaper, advection_impl.h),
+  // the two kernels otherwise (UnKernel::Auto); or either, for measurement and tests (the
+  // environment: WRFGPU_ADVECT_UN_KERNEL=march|two).
   enum class UnKernel { Auto, March, Two };
   UnKernel un_kernel = UnKernel::Auto;
   // When the tracers and tendencies of the call are page-locked (cudaHostAlloc or

@@ -55,10 +55,10 @@ const std::vector<Setting>& table() {
        "1: every GPU call prints its chunks' timeline (host packing, copies, kernels, "
        "unpacking; WSM5 slabs, advection groups, RADM2SORG chunks), and WSM5 and advection their "
        "set-up and whole call"},
-      {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each; for the PD level march the size of up to 24 (192 MiB of buffers at most) whose launches take the fewest waves", T,
+      {"WRFGPU_ADVECT_GROUP", I, "", 1, 16, "computed: about 6 groups, 3 to 16 species each; for the level marches (PD and unlimited) the size of up to 24 (192 MiB of buffers at most) whose launches take the fewest waves", T,
        "library", "advection GPU: species per transfer group"},
       {"WRFGPU_ADVECT_SPT", I, "", 1, 64, "8", T, "library",
-       "advection GPU, face-flux kernels (not the level march): species per thread"},
+       "advection GPU, face-flux kernels (not the level marches): species per thread"},
       {"WRFGPU_ADVECT_PD_KERNEL", C, "march|three", 0, 0,
        "computed: march where 41,000 x its waves x (rows + 4) / 26 < 10,000 + columns x species (its waves: of the "
        "group launches, one block per SM)", T, "library",
