@@ -1016,10 +1016,11 @@ struct Context {
   PinnedBuffer<unsigned long long> pin_first_bad;  // (read back into here)
   DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
   DeviceBuffer<float4> d_geom;                   // PD: the call's face coefficients (k_pd_geom)
-  // Once per device: its SM count, and the level march's shared-memory limit raised above the
-  // 48 KB default (a per-device attribute of each kernel), not at every launch.
+  // Once per device: its SM count, and the level marches' shared-memory limits raised above the
+  // 48 KB default (a per-device attribute of each kernel; k_un_march's 41 KB does not need it
+  // yet), not at every launch.
   int sm_dev = -1, sm_n = 0, smem_optin = 0;
-  int pd_device_setup() {
+  int device_setup() {
     int d = 0;
     WRFGPU_CUDA_CHECK(cudaGetDevice(&d));
     if (d != sm_dev) {
@@ -1200,7 +1201,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   PdMarchPlan mplan;
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
   if (p.pd) {
-    const int nsm = st.pd_device_setup();
+    const int nsm = st.device_setup();
     GpuOptions::PdKernel k = opt.pd_kernel;
     if (const auto e = config::choice("WRFGPU_ADVECT_PD_KERNEL"))
       k = *e == "march" ? GpuOptions::PdKernel::March : GpuOptions::PdKernel::Three;
@@ -1220,7 +1221,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // The unlimited scheme: the level march (k_un_march) or the two kernels, by the cost model of
   // un_march_cheaper (advection_impl.h); the march's groups by its waves, as the PD march's.
   if (!p.pd) {
-    const int nsm = st.pd_device_setup();
+    const int nsm = st.device_setup();
     const long tiles = un_march_tiles(T.ni(), T.nj());
     const int g = chosen_g ? G : pd_march_group_size(ns, G, g_max, tiles, nsm * unfused::kMinBlocks);
     GpuOptions::UnKernel k = opt.un_kernel;
