@@ -534,10 +534,10 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
     // rows, up to 88): every column computes its faces at 5th order in x and y and again at its
     // own order only where that is not 5, every face and ring cell whatever its flags (the
     // coefficients loaded where k_pd_geom wrote them, the limiter replaced by 1 where WRF's does
-    // not reach), instead of branching on every order and flag per column: 1.07x faster at 81
-    // tracers on 134 x 110, whose blocks are 60% at a boundary. At 28 rows (72 registers) it
-    // spills and was 1.03x slower at CONUS (docs/performance.md, "The PD march on one code
-    // path").
+    // not reach), instead of branching on every order and flag per column: 1.08x faster at 81
+    // tracers on 134 x 110, whose blocks are 60% at a boundary (1.06x with specified
+    // boundaries). At 28 rows (72 registers) it spills and was 1.03x slower at CONUS
+    // (docs/performance.md, "The PD march on one code path").
     constexpr bool ONE = !IN && BY <= 22;
     const bool dx = IN || col_dx, dy = IN || col_dy, dz = IN || col_dz;
     const bool ring = IN ? ring_pos : col_ring, lim = IN ? ring_pos : col_lim, tile = IN ? tile_pos : col_tile;
