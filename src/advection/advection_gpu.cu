@@ -423,17 +423,21 @@ __device__ __forceinline__ void cp_async4(float* dst, const float* src) {
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-// Thread tid's elements of a block's slab of SW x (SLAB / SW) values from column (i0, j0), every
-// COL-th: their offsets at level kms in the group's tracer box (layout v.mt), -1 outside it.
-template <int N, int COL, int SW, int SLAB>
-__device__ void slab_offsets(const View& v, int tid, int i0, int j0, int (&soff)[N]) {
+// Thread tid's elements of a block's slab of w x h values from column (i0, j0), every step-th:
+// their offsets at level kms in the group's tracer box (layout v.mt), -1 outside it, and their
+// places in the slab, whose rows have the pitch P (k_pd_fused's slabs: P = w, and it uses tid
+// + q step; k_un_march's: the widest block's, whatever its block's width).
+template <int N>
+__device__ void slab_offsets(const View& v, int tid, int step, int w, int h, int P, int i0, int j0, int (&soff)[N],
+                             int (&sdst)[N]) {
   const unsigned sj = (unsigned)v.mt.nx() * (unsigned)v.mt.nz();
 #pragma unroll
   for (int q = 0; q < N; ++q) {
-    const int e = tid + q * COL;
-    const int ii = i0 + e % SW, jj = j0 + e / SW;
-    soff[q] = (e >= SLAB || ii < v.mt.ims || ii > v.mt.ime || jj < v.mt.jms || jj > v.mt.jme)
+    const int e = tid + q * step;
+    const int ii = i0 + e % w, jj = j0 + e / w;
+    soff[q] = (e >= w * h || ii < v.mt.ims || ii > v.mt.ime || jj < v.mt.jms || jj > v.mt.jme)
                   ? -1 : (int)((unsigned)(ii - v.mt.ims) + (unsigned)(jj - v.mt.jms) * sj);
+    sdst[q] = e % w + e / w * P;
   }
 }
 // A stencil in a slab (x and y faces: dk is always 0).
@@ -492,8 +496,8 @@ __global__ void __launch_bounds__(fused::kBX * BY, 1) k_pd_fused(View v, const f
   auto lev = [&](int comp, int K) { return flev + (comp * kNF + ((K - kts) & (kNF - 1))) * kCol; };
   // This thread's slab elements: their offset at level kms in the group's box (-1: outside it).
   const unsigned sk = (unsigned)v.mt.nx();
-  int soff[kSlabPer];
-  slab_offsets<kSlabPer, kCol, kSW, kSlab>(v, tid, oi - 4, oj - 4, soff);
+  int soff[kSlabPer], sdst_unused[kSlabPer];
+  slab_offsets(v, tid, kCol, kSW, kSlab / kSW, kSW, oi - 4, oj - 4, soff, sdst_unused);
   // The next slab's origin in field and field_old (level kts first), one level up per call:
   // each element's address is then one multiply-add from its offset, not a 32-bit sum widened.
   const unsigned k0 = (unsigned)s * (unsigned)v.sst + (unsigned)(kts - v.mt.kms) * sk;
@@ -832,13 +836,14 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, TileEd
 }
 
 // ---- the unlimited scheme in one kernel: a level march per block (issue 34, item 2) ----------
-// k_un_march, one block per block of columns and species: 32 x 16 threads; thread (tx, ty)
-// owns column (oi + tx, oj + ty), where (oi, oj) is the block's first tile cell. Every column
-// computes its lower x and y faces (un_xflux, un_yflux) into shared memory and its z faces in
-// registers; tile cells are tx 0..30, ty 0..14 (the 32nd column's and the last row's faces
-// are the upper faces of the cells before them), so the unlimited scheme, which has no
-// limiter ring, recomputes 1.10x of its faces against the PD march's 1.36x. The level
-// machinery is k_pd_fused's: the tracer's slabs (i oi-3..oi+33, j oj-3..oj+17) by cp.async
+// k_un_march, one block per block of columns and species: bx x by threads (below); thread
+// (tx, ty) owns column (oi + tx, oj + ty), where (oi, oj) is the block's first tile cell. Every
+// column computes its lower x and y faces (un_xflux, un_yflux) into shared memory and its z
+// faces in registers; tile cells are tx 0..bx-2, ty 0..by-2 (the last column's and the last
+// row's faces are the upper faces of the cells before them), so the unlimited scheme, which
+// has no limiter ring, recomputes 1.10x of its faces (at 32 x 16) against the PD march's
+// 1.36x. The level machinery is k_pd_fused's: the tracer's slabs (i oi-3..oi+bx+1, j
+// oj-3..oj+by+1) by cp.async
 // six levels ahead, the column's vertical window in registers, the level's barrier as an
 // mbarrier split in arrival and wait, the level loop unrolled by 4. At level
 // L a thread computes the x and y faces of L+1 and the z face of L+2, waits for every thread's
@@ -854,19 +859,21 @@ __global__ void WRFGPU_ADV_BOUNDS k_un_tend_q(View v, FluxBox fl, KBox t, TileEd
 // faster there, 1.24x at 40 tracers on 106 x 75, 1.08x at CONUS with 5 (docs/performance.md,
 // "The unlimited scheme's level march on one code path").
 namespace unfused {
-// Blocks of 32 x 16 threads, two per SM (32 warps per SM): faster than 32 x 22 and 32 x 28 at
-// one per SM at 81 tracers on 134 x 110 and CONUS (1.07-1.15x), 1.07x slower at 40 tracers on
-// 106 x 75 (docs/performance.md, "The unlimited scheme's level march on one code path").
-constexpr int kBX = 32, kBY = 16, kMinBlocks = 2;
-constexpr int kCol = kBX * kBY;                         // threads = columns
-constexpr int kTX = kBX - 1, kTY = kBY - 1;             // tile cells per block (un_march_tiles)
-constexpr int kSW = kBX + 5, kSlab = kSW * (kBY + 5);   // a slab: its row, its values
-constexpr int kSlabPer = (kSlab + kCol - 1) / kCol;     // slab values per thread
+// Blocks of bx x by threads, two per SM, fitted to the patch per call (un_march_blocks,
+// advection_impl.h: bx <= 32, by <= kUnMarchMaxBY, 400 to 512 threads): 81 tracers on 134 x 110
+// take blocks of 28 x 17 over 5 x 7 tiles of 27 x 16 columns, 16,800 threads a level against
+// 32 x 16 blocks' 20,480 over 5 x 8 tiles of 31 x 15: 1.07x faster (docs/performance.md,
+// "Blocks fitted to the patch"). A slab's rows have the widest block's pitch kSW and the face
+// levels' the pitch kFP, so that the stencils' offsets stay constants in any block.
+constexpr int kMaxThreads = 512, kMinBlocks = 2;
+constexpr int kSW = 32 + 5, kSlab = kSW * (kUnMarchMaxBY + 5);  // a slab: its pitch, its values
+constexpr int kFP = 32, kFace = kFP * kUnMarchMaxBY;            // a face level: its pitch, its values
+constexpr int kSlabPer = 2;  // slab values per thread: (bx + 5) (by + 5) <= 2 bx by (un_march_blocks)
 constexpr int kNB = 8, kNF = 4;  // slab levels and face levels held (as k_pd_fused's)
-constexpr std::size_t kSmem = 16 + sizeof(float) * (kNB * kSlab + 2 * kNF * kCol);
+constexpr std::size_t kSmem = 16 + sizeof(float) * (kNB * kSlab + 2 * kNF * kFace);
 }  // namespace unfused
 
-__global__ void __launch_bounds__(unfused::kCol, unfused::kMinBlocks) k_un_march(View v, KBox t) {
+__global__ void __launch_bounds__(unfused::kMaxThreads, unfused::kMinBlocks) k_un_march(View v, KBox t) {
   using namespace unfused;
   using fused::cp_async4;
   using fused::cp_async_commit;
@@ -876,29 +883,31 @@ __global__ void __launch_bounds__(unfused::kCol, unfused::kMinBlocks) k_un_march
   extern __shared__ float4 sm4[];
   float* const sm = reinterpret_cast<float*>(sm4) + 4;  // after the mbarrier
   const unsigned bar = (unsigned)__cvta_generic_to_shared(sm4);
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kBX * ty;
-  const int oi = t.i0 + blockIdx.x * kTX, oj = t.j0 + blockIdx.y * kTY;
+  const int bx = (int)blockDim.x, by = (int)blockDim.y, nth = bx * by;
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + bx * ty;
+  const int fc = tx + kFP * ty;  // the column in a face level
+  const int oi = t.i0 + blockIdx.x * (bx - 1), oj = t.j0 + blockIdx.y * (by - 1);
   const int i = oi + tx, j = oj + ty;
   const int s = blockIdx.z;
   const int kts = v.g.kts, ktf = v.ktf;
-  float* const flev = sm + kNB * kSlab;  // x faces [kNF][kCol], y faces [kNF][kCol]
+  float* const flev = sm + kNB * kSlab;  // x faces [kNF][kFace], y faces [kNF][kFace]
   auto slab = [&](int K) { return sm + ((K - kts) & (kNB - 1)) * kSlab; };
-  auto lev = [&](int comp, int K) { return flev + (comp * kNF + ((K - kts) & (kNF - 1))) * kCol; };
+  auto lev = [&](int comp, int K) { return flev + (comp * kNF + ((K - kts) & (kNF - 1))) * kFace; };
   const unsigned sk = (unsigned)v.mt.nx();
-  int soff[kSlabPer];  // this thread's slab elements (k_pd_fused's)
-  fused::slab_offsets<kSlabPer, kCol, kSW, kSlab>(v, tid, oi - 3, oj - 3, soff);
+  int soff[kSlabPer], sdst[kSlabPer];  // this thread's slab elements
+  fused::slab_offsets(v, tid, nth, bx + 5, by + 5, kSW, oi - 3, oj - 3, soff, sdst);
   const float* fk = v.f + ((unsigned)s * (unsigned)v.sst + (unsigned)(kts - v.mt.kms) * sk);
   auto load_slab = [&](int K) {  // K: kts, kts+1, ... in order
     if (K <= ktf) {
 #pragma unroll
       for (int q = 0; q < kSlabPer; ++q)
-        if (soff[q] >= 0) cp_async4(slab(K) + tid + q * kCol, fk + soff[q]);
+        if (soff[q] >= 0) cp_async4(slab(K) + sdst[q], fk + soff[q]);
       fk += sk;
     }
     cp_async_commit();
   };
   // The tile cell of this thread, if any, and what its tendency adds (un_tend_geom)
-  const bool tile_pos = tx < kTX && ty < kTY;
+  const bool tile_pos = tx < bx - 1 && ty < by - 1;
   bool tile = tile_pos && i < t.i0 + t.ni && j < t.j0 + t.nj;
   UnTendGeom tg{};
   unsigned o = 0;  // its output at level kts
@@ -939,8 +948,8 @@ __global__ void __launch_bounds__(unfused::kCol, unfused::kMinBlocks) k_un_march
     float qx = un_xflux(fx, F, v.ts, d), qy = un_yflux(fy, F, v.ts, d);
     if (xo != 5) qx = un_xflux(UnFace{xo, fx.vel}, F, v.ts, d);
     if (yo != 5) qy = un_yflux(UnFace{yo, fy.vel}, F, v.ts, d);
-    lev(0, M)[tid] = qx;
-    lev(1, M)[tid] = qy;
+    lev(0, M)[fc] = qx;
+    lev(1, M)[fc] = qy;
     if (ZO == 3)
       zn = fz.vel * un_flux3(w0, w1, w2, w3, -fz.vel, v.ts, d);  // un_zflux at 3rd order
     else
@@ -955,13 +964,16 @@ __global__ void __launch_bounds__(unfused::kCol, unfused::kMinBlocks) k_un_march
     if (decltype(zo_c)::value > 0 || L + 1 <= ktf) faces_of(L + 1, zn, zo_c);
     mbar_wait(bar, (unsigned)(L - kts) & 1u);  // every thread's faces of L
     if (tile) {
-      UnFlux q{};
-      if (tg.xd) { q.x0 = lev(0, L)[tid]; q.x1 = lev(0, L)[tid + 1]; }
-      if (tg.yd) { q.y0 = lev(1, L)[tid]; q.y1 = lev(1, L)[tid + kBX]; }
-      q.z0 = zlo;
-      q.z1 = zup;
+      // rdzw and the output's index before the face loads: in the other order ptxas spilled 14
+      // bytes and the march was 1.11x slower at CONUS (docs/performance.md, "Blocks fitted to
+      // the patch")
       tg.rdzw = v.A1(v.rdzw, L);
       const unsigned oL = o + (unsigned)(L - kts) * (unsigned)v.mo.nx();
+      UnFlux q{};
+      if (tg.xd) { q.x0 = lev(0, L)[fc]; q.x1 = lev(0, L)[fc + 1]; }
+      if (tg.yd) { q.y0 = lev(1, L)[fc]; q.y1 = lev(1, L)[fc + kFP]; }
+      q.z0 = zlo;
+      q.z1 = zup;
       const float t0 = v.accumulate ? v.tend[oL] : 0.0f;
       v.tend[oL] = un_cell_tendency_q(v, tg, q, 0, i, L, j, t0);
     }
@@ -969,7 +981,7 @@ __global__ void __launch_bounds__(unfused::kCol, unfused::kMinBlocks) k_un_march
     mbar_arrive(bar);  // phase L-kts+1: the faces of L+1
     zlo = zup; zup = zn;
   };
-  if (tid == 0) fused::mbar_init(bar, kCol);
+  if (tid == 0) fused::mbar_init(bar, nth);
   for (int K = kts; K < kts + 6; ++K) load_slab(K);
   cp_async_wait<0>();
   __syncthreads();
@@ -1017,8 +1029,8 @@ struct Context {
   DeviceBuffer<float> d_call_in, d_call_out;     // and every group's inputs and outputs
   DeviceBuffer<float4> d_geom;                   // PD: the call's face coefficients (k_pd_geom)
   // Once per device: its SM count, and the level marches' shared-memory limits raised above the
-  // 48 KB default (a per-device attribute of each kernel; k_un_march's 41 KB does not need it
-  // yet), not at every launch.
+  // 48 KB default (a per-device attribute of each kernel; k_un_march's 51 KB), not at every
+  // launch.
   int sm_dev = -1, sm_n = 0, smem_optin = 0;
   int device_setup() {
     int d = 0;
@@ -1033,8 +1045,7 @@ struct Context {
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 22>, a, smem_optin));
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<true, 28>, a, smem_optin));
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_pd_fused<false, 28>, a, smem_optin));
-      static_assert(unfused::kTX == kUnMarchTile[0] && unfused::kTY == kUnMarchTile[1],
-                    "un_march_tiles (advection_impl.h) counts k_un_march's tiles");
+      static_assert(unfused::kSW == kUnMarchMaxBX + 5, "un_march_blocks (advection_impl.h) fits k_un_march's slabs");
       WRFGPU_CUDA_CHECK(cudaFuncSetAttribute(k_un_march, a, (int)unfused::kSmem));
       sm_dev = d;
     }
@@ -1220,10 +1231,10 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   }
   // The unlimited scheme: the level march (k_un_march) or the two kernels, by the cost model of
   // un_march_cheaper (advection_impl.h); the march's groups by its waves, as the PD march's.
+  const UnMarchBlocks ub = un_march_blocks(T.ni(), T.nj());
   if (!p.pd) {
     const int nsm = st.device_setup();
-    const long tiles = un_march_tiles(T.ni(), T.nj());
-    const int g = chosen_g ? G : pd_march_group_size(ns, G, g_max, tiles, nsm * unfused::kMinBlocks);
+    const int g = chosen_g ? G : pd_march_group_size(ns, G, g_max, ub.tiles(), nsm * unfused::kMinBlocks);
     GpuOptions::UnKernel k = opt.un_kernel;
     if (const auto e = config::choice("WRFGPU_ADVECT_UN_KERNEL"))
       k = *e == "march" ? GpuOptions::UnKernel::March : GpuOptions::UnKernel::Two;
@@ -1441,8 +1452,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
         k_un_open<<<eg, blk, 0, strm>>>(vg, te, T.k0, T.nk());
         WRFGPU_CUDA_CHECK_LAUNCH("k_un_open");
       }
-      const dim3 fg(un_march_tiles_i(T.ni()), un_march_tiles_j(T.nj()), gn);
-      k_un_march<<<fg, dim3(unfused::kBX, unfused::kBY), unfused::kSmem, strm>>>(vg, kbox(T));
+      k_un_march<<<dim3(ub.nbx, ub.nby, gn), dim3(ub.bx, ub.by), unfused::kSmem, strm>>>(vg, kbox(T));
       WRFGPU_CUDA_CHECK_LAUNCH("k_un_march");
     } else if (march) {
       const int by = mplan.rows;

@@ -235,28 +235,51 @@ inline bool pd_march_cheaper(const PdMarchPlan& m, int ni, int nj, int ns) {
   return 41000L * m.waves * (m.rows + kPdWaveRowsExtra) < (22L + kPdWaveRowsExtra) * (10000L + (long)ni * nj * ns);
 }
 
-// The unlimited scheme: its level march (k_un_march: blocks of 32 x 16 threads, two per SM,
-// over tiles of 31 x 15 columns; its groups by waves, pd_march_group_size with two slots per
-// SM) or its two kernels (k_un_faces, k_un_tend_q), by a cost model of both measured on an
-// H200 at 35 levels (docs/performance.md, "The unlimited scheme's level march on one code path"):
+// The unlimited scheme's level march (k_un_march): blocks of bx x by threads over tiles of
+// (bx - 1) x (by - 1) columns (a block's last column and row compute only the upper faces of
+// the cells before them), two per SM, fitted to the patch: the fewest threads a level, counted
+// in whole warps, of bx <= 32 (a warp's lanes in at most two rows), by <= kUnMarchMaxBY (the
+// slabs in shared memory), 400 to 512 threads (16 warps or fewer, two blocks per SM, and each
+// thread copies at most 2 of a slab's (bx + 5) (by + 5) values); 32 x 16 unless that saves 5%
+// of its threads. 81 tracers on 134 x 110: 28 x 17 over 5 x 7 tiles, 16,800 threads a level
+// against 32 x 16's 20,480 (1.07x faster); CONUS keeps 32 x 16 (26 x 16 had 1.4% fewer
+// threads and was 1.01x slower) (docs/performance.md, "Blocks fitted to the patch").
+constexpr int kUnMarchMaxBX = 32, kUnMarchMaxBY = 21;
+struct UnMarchBlocks {
+  int bx, by;    // threads of a block
+  int nbx, nby;  // blocks in i and j
+  long tiles() const { return (long)nbx * nby; }
+};
+inline UnMarchBlocks un_march_blocks(int ni, int nj) {
+  const auto blocks = [&](int bx, int by) { return UnMarchBlocks{bx, by, (ni + bx - 2) / (bx - 1), (nj + by - 2) / (by - 1)}; };
+  const auto threads = [](const UnMarchBlocks& b) { return b.tiles() * ((b.bx * b.by + 31) / 32 * 32); };
+  const UnMarchBlocks b32 = blocks(32, 16);
+  UnMarchBlocks best = b32;
+  for (int bx = 20; bx <= kUnMarchMaxBX; ++bx)
+    for (int by = 8; by <= kUnMarchMaxBY && bx * by <= 512; ++by)
+      if (bx * by >= 400 && threads(blocks(bx, by)) < threads(best)) best = blocks(bx, by);
+  return 20 * threads(best) <= 19 * threads(b32) ? best : b32;
+}
+// The march or its two kernels (k_un_faces, k_un_tend_q), by a cost model of both measured on
+// an H200 at 35 levels (docs/performance.md, "The unlimited scheme's level march on one code
+// path", "Blocks fitted to the patch"):
 // - a march launch takes about 43 us with up to one block per SM (one block's 35 levels in
-//   sequence) and 21 us more for each further block on the busiest SM;
+//   sequence) and 21 us more for each further block of 16 warps on the busiest SM (in
+//   proportion for blocks of fewer warps);
 // - the two kernels about 16 us per group and 0.6 ns per column and species.
 // Of 14 cases measured in one run (1 to 81 tracers, 27 x 20 to 425 x 300 columns) the model
 // picks the faster form in 13 and one 1.04x slower in the other
 // (AdvectionRule.UnMarchTakesTheMeasuredFasterForm).
-constexpr int kUnMarchTile[2] = {31, 15};
-inline int un_march_tiles_i(int ni) { return (ni + kUnMarchTile[0] - 1) / kUnMarchTile[0]; }
-inline int un_march_tiles_j(int nj) { return (nj + kUnMarchTile[1] - 1) / kUnMarchTile[1]; }
-inline long un_march_tiles(int ni, int nj) { return (long)un_march_tiles_i(ni) * un_march_tiles_j(nj); }
 constexpr double kUnLaunchNs = 43000, kUnSmBlockNs = 21000, kUnGroupNs = 16000, kUnColumnSpeciesNs = 0.6;
 // The march's time for ns species in groups of g on nsm SMs, and the two kernels' in groups of
 // g2, for ni x nj columns.
 inline double un_march_ns(int ni, int nj, int ns, int g, int nsm) {
+  const UnMarchBlocks b = un_march_blocks(ni, nj);
+  const double block_ns = kUnSmBlockNs * ((b.bx * b.by + 31) / 32) / 16.0;
   double t = 0;
   for (int s = 0; s < ns; s += g) {
-    const long per_sm = (un_march_tiles(ni, nj) * std::min(g, ns - s) + nsm - 1) / nsm;
-    t += kUnLaunchNs + kUnSmBlockNs * (double)(per_sm - 1);
+    const long per_sm = (b.tiles() * std::min(g, ns - s) + nsm - 1) / nsm;
+    t += kUnLaunchNs + block_ns * (double)(per_sm - 1);
   }
   return t;
 }
