@@ -96,7 +96,9 @@ struct GpuOptions {
   // PD scheme: the level march (one kernel per group, k_pd_fused) where its waves cost less
   // than the three kernels' cells (pd_march_cheaper, advection_impl.h), the three kernels
   // otherwise (PdKernel::Auto); or either, for measurement and tests (the environment:
-  // WRFGPU_ADVECT_PD_KERNEL=march|three).
+  // WRFGPU_ADVECT_PD_KERNEL=march|three). Auto takes the three kernels where the march's block
+  // cannot hold the call's levels in shared memory (some 6,000 on an H100); March there is a
+  // RuntimeError.
   enum class PdKernel { Auto, March, Three };
   PdKernel pd_kernel = PdKernel::Auto;
   // The level march's block rows: 22 or 28 (32 x 22 or 32 x 28 threads); 0: the fewer waves x

@@ -1223,10 +1223,15 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     mplan = pd_march_plan(T.ni(), T.nj(), ns, G, g_max, chosen_g, nsm, rows);
     if (rows == 0 && fused::smem_bytes(mplan.rows, sep_fo, T.nk()) > (std::size_t)st.smem_optin)  // (sm_8x: 99-163 KB)
       mplan = pd_march_plan(T.ni(), T.nj(), ns, G, g_max, chosen_g, nsm, kPdMarchRows[0]);
-    march = k == GpuOptions::PdKernel::March ||
-            (k == GpuOptions::PdKernel::Auto && pd_march_cheaper(mplan, T.ni(), T.nj(), ns));
     // (its 1-D columns in shared memory: some 6,000 levels on an H100, far more than WRF runs)
-    march = march && fused::smem_bytes(mplan.rows, sep_fo, T.nk()) <= (std::size_t)st.smem_optin;
+    const std::size_t shm = fused::smem_bytes(mplan.rows, sep_fo, T.nk());
+    const bool fits = shm <= (std::size_t)st.smem_optin;
+    if (k == GpuOptions::PdKernel::March && !fits)
+      throw RuntimeError("advection: the PD level march was asked for (GpuOptions::pd_kernel or WRFGPU_ADVECT_PD_KERNEL=march) but needs " +
+                         std::to_string(shm) + " bytes of shared memory a block for " + std::to_string(T.nk()) +
+                         " levels, more than this device's " + std::to_string(st.smem_optin) + "; ask for the three kernels or let the library choose");
+    march = fits && (k == GpuOptions::PdKernel::March ||
+                     (k == GpuOptions::PdKernel::Auto && pd_march_cheaper(mplan, T.ni(), T.nj(), ns)));
     if (march) G = mplan.group;
   }
   // The unlimited scheme: the level march (k_un_march) or the two kernels, by the cost model of

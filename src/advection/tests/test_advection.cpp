@@ -488,6 +488,29 @@ TEST(AdvectionApi, GpuWithoutCudaOrGpuIsARuntimeError) {
   EXPECT_THROW(run_pd(Backend::Gpu, Mode::Strict, in), RuntimeError);
 }
 
+// The PD level march forced where its block's shared memory cannot hold the call's levels (its
+// 1-D columns, 16 bytes a level: 16,000 levels are 256 KB, more than any device's 227 KB): a
+// RuntimeError naming the option, not the three kernels in its place.
+TEST(AdvectionGpu, ForcedPdMarchThatDoesNotFitIsARuntimeError) {
+  WRFGPU_REQUIRE_GPU();
+  SynthSpec sp;
+  sp.nx = 6; sp.ny = 5; sp.nz = 16000; sp.nspec = 1; sp.seed = 71; sp.courant = 0.5f;
+  sp.flags.periodic_x = sp.flags.periodic_y = true;
+  SynthCase c = make_synth(sp);
+  AdvectInputs in = c.inputs();
+  GpuOptions o;
+  o.pd_kernel = GpuOptions::PdKernel::March;
+  try {
+    run_pd(Backend::Gpu, Mode::Strict, in, nullptr, o);
+    ADD_FAILURE() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("WRFGPU_ADVECT_PD_KERNEL=march"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bytes of shared memory a block"), std::string::npos) << e.what();
+  }
+  o.pd_kernel = GpuOptions::PdKernel::Auto;  // the library's choice: the three kernels
+  EXPECT_NO_THROW(run_pd(Backend::Gpu, Mode::Strict, in, nullptr, o));
+}
+
 // ---- bad tracers on the GPU: checked while packed, named as the CPU names them ----------------
 // The GPU backend checks field/field_old for NaN/Inf as it packs them into staging, group by
 // group; it must name the same value as validate() and write nothing, even when the bad value
