@@ -1210,6 +1210,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
   // pd_march_plan and pd_march_cheaper (advection_impl.h).
   bool march = false;
   PdMarchPlan mplan;
+  std::size_t pd_shm = 0;  // the march's shared memory a block (mplan's rows)
   const FaceUse pd_faces{kbox(RG), T.i0, T.i1, T.j0, T.j1};  // the faces the PD scheme reads
   if (p.pd) {
     const int nsm = st.device_setup();
@@ -1224,11 +1225,11 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     if (rows == 0 && fused::smem_bytes(mplan.rows, sep_fo, T.nk()) > (std::size_t)st.smem_optin)  // (sm_8x: 99-163 KB)
       mplan = pd_march_plan(T.ni(), T.nj(), ns, G, g_max, chosen_g, nsm, kPdMarchRows[0]);
     // (its 1-D columns in shared memory: some 6,000 levels on an H100, far more than WRF runs)
-    const std::size_t shm = fused::smem_bytes(mplan.rows, sep_fo, T.nk());
-    const bool fits = shm <= (std::size_t)st.smem_optin;
+    pd_shm = fused::smem_bytes(mplan.rows, sep_fo, T.nk());
+    const bool fits = pd_shm <= (std::size_t)st.smem_optin;
     if (k == GpuOptions::PdKernel::March && !fits)
       throw RuntimeError("advection: the PD level march was asked for (GpuOptions::pd_kernel or WRFGPU_ADVECT_PD_KERNEL=march) but needs " +
-                         std::to_string(shm) + " bytes of shared memory a block for " + std::to_string(T.nk()) +
+                         std::to_string(pd_shm) + " bytes of shared memory a block for " + std::to_string(T.nk()) +
                          " levels, more than this device's " + std::to_string(st.smem_optin) + "; ask for the three kernels or let the library choose");
     march = fits && (k == GpuOptions::PdKernel::March ||
                      (k == GpuOptions::PdKernel::Auto && pd_march_cheaper(mplan, T.ni(), T.nj(), ns)));
@@ -1462,8 +1463,7 @@ void run_gpu(const Prepared& p, AdvectTimings* tm, const GpuOptions& opt) {
     } else if (march) {
       const int by = mplan.rows;
       const dim3 fb(fused::kBX, by), fg(pd_march_tiles_i(T.ni()), pd_march_tiles_j(T.nj(), by), gn);  // the plan's tiles
-      const std::size_t shm = fused::smem_bytes(by, sep_fo, T.nk());
-      const auto launch = [&](auto kernel) { kernel<<<fg, fb, shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces); };
+      const auto launch = [&](auto kernel) { kernel<<<fg, fb, pd_shm, strm>>>(vg, st.d_geom.data(), kbox(FB), kbox(T), pd_faces); };
       if (by == 22) sep_fo ? launch(k_pd_fused<true, 22>) : launch(k_pd_fused<false, 22>);
       else sep_fo ? launch(k_pd_fused<true, 28>) : launch(k_pd_fused<false, 28>);
       WRFGPU_CUDA_CHECK_LAUNCH("k_pd_fused");

@@ -249,10 +249,11 @@ struct UnMarchBlocks {
   int bx, by;    // threads of a block
   int nbx, nby;  // blocks in i and j
   long tiles() const { return (long)nbx * nby; }
+  int warps() const { return (bx * by + 31) / 32; }  // of a block
 };
 inline UnMarchBlocks un_march_blocks(int ni, int nj) {
   const auto blocks = [&](int bx, int by) { return UnMarchBlocks{bx, by, (ni + bx - 2) / (bx - 1), (nj + by - 2) / (by - 1)}; };
-  const auto threads = [](const UnMarchBlocks& b) { return b.tiles() * ((b.bx * b.by + 31) / 32 * 32); };
+  const auto threads = [](const UnMarchBlocks& b) { return b.tiles() * b.warps() * 32; };
   const UnMarchBlocks b32 = blocks(32, 16);
   UnMarchBlocks best = b32;
   for (int bx = 20; bx <= kUnMarchMaxBX; ++bx)
@@ -267,15 +268,15 @@ inline UnMarchBlocks un_march_blocks(int ni, int nj) {
 //   sequence) and 21 us more for each further block of 16 warps on the busiest SM (in
 //   proportion for blocks of fewer warps);
 // - the two kernels about 16 us per group and 0.6 ns per column and species.
-// Of 14 cases measured in one run (1 to 81 tracers, 27 x 20 to 425 x 300 columns) the model
-// picks the faster form in 13 and one 1.04x slower in the other
+// Of 14 cases measured (1 to 81 tracers, 27 x 20 to 425 x 300 columns) the model picks the
+// faster form in 13 and one 1.01x slower in the other
 // (AdvectionRule.UnMarchTakesTheMeasuredFasterForm).
 constexpr double kUnLaunchNs = 43000, kUnSmBlockNs = 21000, kUnGroupNs = 16000, kUnColumnSpeciesNs = 0.6;
 // The march's time for ns species in groups of g on nsm SMs, and the two kernels' in groups of
 // g2, for ni x nj columns.
 inline double un_march_ns(int ni, int nj, int ns, int g, int nsm) {
   const UnMarchBlocks b = un_march_blocks(ni, nj);
-  const double block_ns = kUnSmBlockNs * ((b.bx * b.by + 31) / 32) / 16.0;
+  const double block_ns = kUnSmBlockNs * b.warps() / 16.0;
   double t = 0;
   for (int s = 0; s < ns; s += g) {
     const long per_sm = (b.tiles() * std::min(g, ns - s) + nsm - 1) / nsm;

@@ -66,7 +66,7 @@ const std::vector<Setting>& table() {
       {"WRFGPU_ADVECT_PD_ROWS", C, "22|28", 0, 0, "computed: the fewer waves x (rows + 4), 22 where equal", T, "library",
        "advection GPU, PD level march: blocks of 32 x 22 or 32 x 28 threads (measurement)"},
       {"WRFGPU_ADVECT_UN_KERNEL", C, "march|two", 0, 0,
-       "computed: march where its launches (43 us each, 21 us more per further block on the busiest SM) take less "
+       "computed: march where its launches (43 us each, 21 us more per further block of 16 warps on the busiest SM) take less "
        "than the two kernels' groups (16 us each) and 0.6 ns per column and species", T, "library",
        "advection GPU, unlimited scheme: one level-march kernel or two kernels (measurement)"},
       {"WRFGPU_ADVECT_CPU_TILE", S, "WxH or 0", 0, 0, "16x8", T, "library",
